@@ -1,0 +1,40 @@
+/*
+ * common.h -- shared definitions of the mondrian C core.
+ *
+ * The C core never sees Python objects.  Every fallible function returns an
+ * int: MT_OK (0) on success or one of the negative codes below; the Cython
+ * layer turns them into Python exceptions after it re-acquires the GIL.
+ */
+#ifndef MT_COMMON_H
+#define MT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    MT_OK = 0,
+    MT_ERR_NOMEM = -1,     /* an allocation failed                       */
+    MT_ERR_ARG = -2,       /* an argument is out of its valid range      */
+    MT_ERR_OVERFLOW = -3,  /* a size computation would overflow size_t   */
+    MT_ERR_STATE = -4      /* a stored structure is inconsistent         */
+};
+
+/* Node and point indices: signed 64-bit, so that numpy sees them as int64. */
+typedef int64_t mt_index;
+
+#define MT_NONE ((mt_index)-1)
+
+/* *out = a * b, or MT_ERR_OVERFLOW. */
+static inline int mt_mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a) {
+        return MT_ERR_OVERFLOW;
+    }
+    *out = a * b;
+    return MT_OK;
+}
+
+static inline double mt_min(double a, double b) { return a < b ? a : b; }
+static inline double mt_max(double a, double b) { return a > b ? a : b; }
+
+#endif /* MT_COMMON_H */

@@ -1,0 +1,89 @@
+/* features.c -- the sparse Mondrian feature matrix (see features.h). */
+#include "features.h"
+
+#include <math.h>
+
+int mt_forest_columns(mt_tree *const *trees, size_t n_trees, double lambda,
+                      const mt_index *node_offset, mt_index *col_of_node,
+                      mt_index *col_offset)
+{
+    if (!(lambda >= 0.0)) {
+        return MT_ERR_ARG;
+    }
+    col_offset[0] = 0;
+    for (size_t m = 0; m < n_trees; ++m) {
+        const mt_tree *t = trees[m];
+        if ((mt_index)t->n_nodes != node_offset[m + 1] - node_offset[m] ||
+            lambda > t->lifetime) {
+            return MT_ERR_ARG;
+        }
+        mt_index c = mt_tree_active_columns(t, lambda, col_of_node + node_offset[m]);
+        col_offset[m + 1] = col_offset[m] + c;
+    }
+    return MT_OK;
+}
+
+int mt_forest_features(mt_tree *const *trees, size_t n_trees,
+                       const double *X, size_t n, size_t d, double lambda,
+                       const mt_index *node_offset, const mt_index *col_of_node,
+                       const mt_index *col_offset, double scale,
+                       mt_index *indices, double *data, int n_threads)
+{
+    ptrdiff_t count = (ptrdiff_t)n;
+    for (size_t m = 0; m < n_trees; ++m) {
+        if (trees[m]->n_features != d || lambda > trees[m]->lifetime) {
+            return MT_ERR_ARG;
+        }
+    }
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t i = 0; i < count; ++i) {
+        const double *x = X + (size_t)i * d;
+        mt_index *idx = indices + (size_t)i * n_trees;
+        double *val = data + (size_t)i * n_trees;
+        for (size_t m = 0; m < n_trees; ++m) {
+            double exponent;
+            mt_index j = mt_tree_lookup(trees[m], x, lambda, &exponent);
+            idx[m] = col_offset[m] + col_of_node[node_offset[m] + j];
+            val[m] = exponent > 0.0 ? scale * exp(-exponent) : scale;
+        }
+    }
+    return MT_OK;
+}
+
+int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
+                              double lambda, const mt_index *node_offset,
+                              const mt_index *col_of_node,
+                              const mt_index *col_offset, double scale,
+                              mt_index *indices, double *data, int n_threads)
+{
+    ptrdiff_t count = (ptrdiff_t)n_trees;
+    size_t n = n_trees > 0 ? trees[0]->n_points : 0;
+    for (size_t m = 0; m < n_trees; ++m) {
+        if (trees[m]->n_points != n || lambda > trees[m]->lifetime) {
+            return MT_ERR_ARG;
+        }
+    }
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        const mt_tree *t = trees[m];
+        const mt_index *cols = col_of_node + node_offset[m];
+        for (size_t j = 0; j < t->n_nodes; ++j) {
+            if (cols[j] == MT_NONE) {
+                continue;
+            }
+            mt_index c = col_offset[m] + cols[j];
+            for (mt_index k = t->start[j]; k < t->end[j]; ++k) {
+                size_t pos = (size_t)t->perm[k] * n_trees + (size_t)m;
+                indices[pos] = c;
+                data[pos] = scale;
+            }
+        }
+    }
+    return MT_OK;
+}

@@ -1,0 +1,43 @@
+/*
+ * features.h -- the sparse Mondrian feature matrix Phi in CSR form (Sec. 3.1,
+ * eq. (2)).
+ *
+ * Columns are numbered tree by tree: tree m's active cells at lambda occupy
+ * columns col_offset[m] .. col_offset[m+1]-1.  Every row has exactly one
+ * entry per tree, so row i's entries are indices[i*M + m], data[i*M + m]
+ * (indptr is i*M, sorted within rows).  A training point's entry is
+ * `scale` = 1/sqrt(M); a new point's is scale * exp(-exponent) (lookup.h).
+ */
+#ifndef MT_FEATURES_H
+#define MT_FEATURES_H
+
+#include "lookup.h"
+
+/*
+ * Number the active cells of every tree at lambda.  node_offset (n_trees+1)
+ * is the prefix sum of the trees' node counts; col_of_node has
+ * node_offset[n_trees] entries; col_offset (n_trees+1) receives the column
+ * prefix sums.
+ */
+int mt_forest_columns(mt_tree *const *trees, size_t n_trees, double lambda,
+                      const mt_index *node_offset, mt_index *col_of_node,
+                      mt_index *col_offset);
+
+/* Entries of Phi for n arbitrary points X (n x d), by walking every tree. */
+int mt_forest_features(mt_tree *const *trees, size_t n_trees,
+                       const double *X, size_t n, size_t d, double lambda,
+                       const mt_index *node_offset, const mt_index *col_of_node,
+                       const mt_index *col_offset, double scale,
+                       mt_index *indices, double *data, int n_threads);
+
+/*
+ * Entries of Phi for the trees' own training points (row i = training point
+ * i), read off the contiguous point slices of the active nodes: no walks.
+ */
+int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
+                              double lambda, const mt_index *node_offset,
+                              const mt_index *col_of_node,
+                              const mt_index *col_offset, double scale,
+                              mt_index *indices, double *data, int n_threads);
+
+#endif /* MT_FEATURES_H */

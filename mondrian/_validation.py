@@ -1,0 +1,125 @@
+"""Argument checks shared by every estimator and feature map.
+
+Each check raises ``TypeError`` (wrong kind of value) or ``ValueError``
+(right kind, invalid value) with a message that names the argument.
+"""
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
+
+__all__ = [
+    "check_lifetime",
+    "check_positive_float",
+    "check_int",
+    "check_random_generator",
+    "resolve_n_jobs",
+    "check_array_input",
+]
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_lifetime(value, name: str = "lifetime", *, upper: float | None = None) -> float:
+    """A finite lifetime (inverse kernel width) >= 0, optionally <= ``upper``."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0.0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    if upper is not None and value > upper:
+        raise ValueError(f"{name}={value!r} exceeds the fitted lifetime {upper!r}; "
+                         f"refit (or extend) the trees to a larger lifetime")
+    return value
+
+
+def check_positive_float(value, name: str, *, allow_zero: bool = False) -> float:
+    """A finite real number > 0 (or >= 0 with ``allow_zero``)."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0.0 or (value == 0.0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return value
+
+
+def check_int(value, name: str, *, minimum: int = 1) -> int:
+    """An integer >= ``minimum`` (bools are rejected)."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_random_generator(random_state) -> np.random.Generator:
+    """A numpy ``Generator`` from ``random_state``.
+
+    Accepts None (fresh entropy), an int or SeedSequence (reproducible), a
+    ``Generator`` (used as is, so repeated fits differ), or a legacy
+    ``RandomState`` (a seed is drawn from it, as scikit-learn does).
+    """
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, (bool, np.bool_)):
+            raise TypeError("random_state must be None, an int, a SeedSequence, "
+                            "a Generator or a RandomState, got bool")
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    raise TypeError("random_state must be None, an int, a SeedSequence, a Generator "
+                    f"or a RandomState, got {type(random_state).__name__}")
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """Number of threads for ``n_jobs`` (joblib's convention: None means 1,
+    -1 all cores, -2 all but one, ...)."""
+    if n_jobs is None:
+        return 1
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, (bool, np.bool_)):
+        raise TypeError(f"n_jobs must be None or an integer, got {type(n_jobs).__name__}")
+    n_jobs = int(n_jobs)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be nonzero (None means 1, -1 all cores)")
+    cores = os.cpu_count() or 1
+    return n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+
+
+def check_array_input(estimator, X, *, reset: bool, name: str = "X",
+                      y=None, y_numeric: bool = False):
+    """Validate dense 2-d finite input (and ``y``) the scikit-learn way.
+
+    Returns a C-contiguous float64 copy-or-view of X (and y if given), and
+    sets or checks ``n_features_in_`` on ``estimator``.  Sparse input is
+    rejected with a ``TypeError`` that says so.
+    """
+    if sp.issparse(X):
+        raise TypeError(f"{type(estimator).__name__} does not support sparse input {name}: "
+                        f"sparse data was passed, but dense data is required "
+                        f"(use {name}.toarray() for small data)")
+    kwargs = dict(reset=reset, dtype=np.float64, order="C", accept_sparse=False,
+                  ensure_all_finite=True, ensure_min_samples=1)
+    if y is None:
+        X = validate_data(estimator, X, **kwargs)
+        _check_range(X, name)
+        return X
+    X, y = validate_data(estimator, X, y, y_numeric=y_numeric, multi_output=True, **kwargs)
+    _check_range(X, name)
+    return X, y
+
+
+def _check_range(X: np.ndarray, name: str) -> None:
+    """Reject data whose per-feature ranges overflow double precision."""
+    if X.size and not np.isfinite(np.sum(np.ptp(X, axis=0))):
+        raise ValueError(f"{name}: the feature ranges overflow double precision; rescale {name}")
