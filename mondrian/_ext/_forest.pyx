@@ -104,10 +104,15 @@ cdef class MondrianTree:
         return out
 
     cdef object _double_array(self, double *ptr, size_t n, size_t d):
-        out = np.empty((n, d) if d else n, dtype=np.float64)
+        cdef size_t total = n * (d if d > 0 else 1)
+        if d > 0:
+            shape = (n, d)
+        else:
+            shape = (n,)
+        out = np.empty(shape, dtype=np.float64)
         cdef double[::1] view = out.reshape(-1)
-        if n * (d if d else 1) > 0:
-            memcpy(&view[0], ptr, n * (d if d else 1) * sizeof(double))
+        if total > 0:
+            memcpy(&view[0], ptr, total * sizeof(double))
         out.flags.writeable = False
         return out
 
