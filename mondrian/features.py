@@ -110,8 +110,38 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         self.trees_ = tuple(trees)
         self.lifetime_ = lifetime
         self._streams = streams
-        self._n_train = X.shape[0]
+        self._X_fit = X
         self.n_cells_ = sum(int(t.n_nodes + 1) // 2 for t in trees)
+        return self
+
+    def extend(self, lifetime: float) -> "MondrianFeatures":
+        """Grow the fitted trees further, up to a larger ``lifetime``.
+
+        By memorylessness of the exponential clocks (Sec. 2.2), a leaf that
+        has not split by the fitted lifetime Λ splits at Λ + Exp(linear
+        dimension), so continuing the existing trees gives forests with the
+        same distribution as growing them to ``lifetime`` from scratch; the
+        cells at every λ ≤ Λ are unchanged.  Each tree continues its own
+        random stream.
+
+        Parameters
+        ----------
+        lifetime : float
+            The new terminal lifetime, >= ``lifetime_``.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "trees_")
+        lifetime = check_lifetime(lifetime)
+        if lifetime < self.lifetime_:
+            raise ValueError(f"lifetime={lifetime!r} is below the fitted lifetime "
+                             f"{self.lifetime_!r}; extend only grows trees")
+        grow_forest(self.trees_, [g.bit_generator for g in self._streams], self._X_fit,
+                    lifetime, True, resolve_n_jobs(self.n_jobs))
+        self.lifetime_ = lifetime
+        self.n_cells_ = sum(int(t.n_nodes + 1) // 2 for t in self.trees_)
         return self
 
     def fit_transform(self, X, y=None, **fit_params) -> sp.csr_array:
@@ -185,7 +215,7 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
     def _features(self, X: np.ndarray | None, lifetime: float) -> sp.csr_array:
         n_threads = resolve_n_jobs(self.n_jobs)
         data, indices, indptr, n_cols = forest_features(self.trees_, X, lifetime, n_threads)
-        n_rows = self._n_train if X is None else X.shape[0]
+        n_rows = self._X_fit.shape[0] if X is None else X.shape[0]
         return _csr(data, indices, indptr, (n_rows, n_cols))
 
     def __sklearn_tags__(self):
