@@ -43,6 +43,12 @@ static inline double mt_box_gap(const double *restrict x,
 /*
  * Active node of x at lambda; *exponent receives
  * sum_j e_j(x) (min(tau_j, lambda) - tau_parent(j))^+ (>= 0).
+ *
+ * Children's data boxes lie inside their parent's, so the gap e_j(x) can only
+ * grow along the path: if x is inside the active node's box, every gap on
+ * the path is 0.  The walk therefore follows the cuts first, checks the box
+ * of the active node, and only for a point outside it walks again to sum the
+ * gaps (most points of the data's distribution need one box test per tree).
  */
 static inline mt_index mt_tree_lookup(const mt_tree *tree,
                                       const double *restrict x, double lambda,
@@ -51,24 +57,35 @@ static inline mt_index mt_tree_lookup(const mt_tree *tree,
     const size_t d = tree->n_features;
     const double *tau = tree->tau;
     mt_index j = 0;
+    while (tau[j] <= lambda) {
+        j = x[tree->feature[j]] <= tree->threshold[j] ? tree->left[j]
+                                                       : tree->right[j];
+    }
+    const mt_index active = j;
+    double gap = mt_box_gap(x, tree->lower + (size_t)j * d,
+                            tree->upper + (size_t)j * d, d);
+    if (gap == 0.0) {
+        *exponent = 0.0;
+        return active;
+    }
     double t_prev = 0.0, acc = 0.0;
+    j = 0;
     for (;;) {
         double tj = tau[j];
         double t_end = tj < lambda ? tj : lambda;
-        if (t_end > t_prev) {
-            size_t off = (size_t)j * d;
-            double gap = mt_box_gap(x, tree->lower + off, tree->upper + off, d);
+        if (j == active) {
             acc += gap * (t_end - t_prev);
-        }
-        if (!(tj <= lambda)) {
             break;
         }
+        /* j splits at tj <= lambda; t_end = tj >= t_prev. */
+        size_t off = (size_t)j * d;
+        acc += mt_box_gap(x, tree->lower + off, tree->upper + off, d) * (t_end - t_prev);
         j = x[tree->feature[j]] <= tree->threshold[j] ? tree->left[j]
                                                        : tree->right[j];
         t_prev = tj;
     }
     *exponent = acc;
-    return j;
+    return active;
 }
 
 #endif /* MT_LOOKUP_H */
