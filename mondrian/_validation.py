@@ -97,11 +97,12 @@ def resolve_n_jobs(n_jobs) -> int:
 
 
 def check_array_input(estimator, X, *, reset: bool, name: str = "X",
-                      y=None, y_numeric: bool = False):
+                      y="no_validation", y_numeric: bool = False):
     """Validate dense 2-d finite input (and ``y``) the scikit-learn way.
 
-    Returns a C-contiguous float64 copy-or-view of X (and y if given), and
-    sets or checks ``n_features_in_`` on ``estimator``.  Sparse input is
+    Returns a C-contiguous float64 copy-or-view of X (and y if it is passed;
+    ``y=None`` passed explicitly is an error, as for a supervised ``fit``),
+    and sets or checks ``n_features_in_`` on ``estimator``.  Sparse input is
     rejected with a ``TypeError`` that says so.
     """
     if sp.issparse(X):
@@ -110,7 +111,7 @@ def check_array_input(estimator, X, *, reset: bool, name: str = "X",
                         f"(use {name}.toarray() for small data)")
     kwargs = dict(reset=reset, dtype=np.float64, order="C", accept_sparse=False,
                   ensure_all_finite=True, ensure_min_samples=1)
-    if y is None:
+    if isinstance(y, str) and y == "no_validation":
         X = validate_data(estimator, X, **kwargs)
         _check_range(X, name)
         return X

@@ -1,0 +1,308 @@
+"""MondrianFeatures: the Mondrian kernel's random features (paper Secs. 2-4)."""
+import pickle
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mondrian import MondrianFeatures, laplace_kernel
+
+
+def per_tree(Phi, n_trees):
+    """(indices, data) of a Mondrian feature matrix as (n_rows, n_trees) arrays.
+
+    Every row has exactly one entry per tree, stored in tree order.
+    """
+    Phi = Phi.tocsr()
+    n = Phi.shape[0]
+    assert np.array_equal(np.diff(Phi.indptr), np.full(n, n_trees))
+    return Phi.indices.reshape(n, n_trees), Phi.data.reshape(n, n_trees)
+
+
+def _pairwise_tree_values(Phi_a, Phi_b, n_trees):
+    """Per-tree kernel values M * phi_m(a) phi_m(b) for all row pairs: (n_a, n_b, M)."""
+    ia, da = per_tree(Phi_a, n_trees)
+    ib, db = per_tree(Phi_b, n_trees)
+    same = ia[:, None, :] == ib[None, :, :]
+    return same * da[:, None, :] * db[None, :, :] * n_trees
+
+
+def _assert_within_5_se(values, exact, mask):
+    """Mean over trees within 5 standard errors of the exact kernel.
+
+    Trees are independent, so the mean of M per-tree values has standard
+    error std/sqrt(M); a 5-SE deviation has probability < 6e-7 per pair
+    (normal approximation, M in the thousands), so over a few hundred pairs
+    a correct implementation fails with probability < 1e-3.
+    """
+    m = values.shape[-1]
+    mean = values.mean(axis=-1)
+    se = values.std(axis=-1, ddof=1) / np.sqrt(m)
+    assert mask.sum() > 10
+    dev = np.abs(mean - exact)[mask]
+    assert np.all(dev <= 5 * se[mask]), (dev / se[mask]).max()
+
+
+def test_prop1_training_pairs():
+    # Prop. 1: E[k_1(x, x')] = exp(-lambda ||x - x'||_1) for points the trees were grown on.
+    X = np.random.default_rng(0).random((25, 3))
+    lam, M = 1.5, 4000
+    mf = MondrianFeatures(n_trees=M, lifetime=lam, random_state=1, n_jobs=2)
+    values = _pairwise_tree_values(*(2 * [mf.fit_transform(X)]), M)
+    exact = laplace_kernel(X, X, lam)
+    # Pairs with k in (0.02, 0.98) have a non-degenerate per-tree variance.
+    _assert_within_5_se(values, exact, (exact > 0.02) & (exact < 0.98))
+
+
+def test_prop1_new_points_outside_hull():
+    # The expected feature of a new point (conditional Mondrian, DESIGN §3) keeps
+    # phi(x_train)^T phi(x) unbiased also outside the training data's box.
+    rng = np.random.default_rng(2)
+    X = rng.random((20, 2))
+    new = np.array([[1.4, 0.5], [-0.3, -0.2], [0.5, 1.25], [0.3, 0.6], [2.0, 2.0]])
+    lam, M = 1.0, 8000
+    mf = MondrianFeatures(n_trees=M, lifetime=lam, random_state=3, n_jobs=2).fit(X)
+    values = _pairwise_tree_values(mf.transform(X), mf.transform(new), M)
+    exact = laplace_kernel(X, new, lam)
+    _assert_within_5_se(values, exact, exact > 0.02)
+    # kernel() is the mean of the same per-tree values.
+    assert np.allclose(mf.kernel(X, new), values.mean(axis=-1), rtol=0, atol=1e-12)
+
+
+def test_features_at_smaller_lifetime_are_unbiased():
+    # One forest serves every lambda <= Lambda (Sec. 4.1).
+    X = np.random.default_rng(4).random((20, 2))
+    M = 4000
+    mf = MondrianFeatures(n_trees=M, lifetime=4.0, random_state=5, n_jobs=2).fit(X)
+    new = np.array([[1.2, 0.4], [0.5, 0.5]])
+    for lam in (0.5, 2.0):
+        values = _pairwise_tree_values(mf.transform(X, lam), mf.transform(new, lam), M)
+        exact = laplace_kernel(X, new, lam)
+        _assert_within_5_se(values, exact, (exact > 0.02) & (exact < 0.98))
+
+
+def test_root_split_time_is_exponential():
+    # Sec. 2.2: the first cut of a box with linear dimension L comes at Exp(L).
+    X = np.array([[0.0, 0.0], [1.0, 0.5], [0.2, 0.3]])
+    L = 1.5
+    M = 20000
+    mf = MondrianFeatures(n_trees=M, lifetime=50.0, random_state=6).fit(X)
+    t = np.array([tree.split_time[0] for tree in mf.trees_])
+    assert np.all(np.isfinite(t))  # P(no split by 50) = exp(-75)
+    # Mean of Exp(L) is 1/L with standard deviation 1/L: 5 standard errors.
+    assert abs(t.mean() - 1 / L) <= 5 / L / np.sqrt(M)
+    # Dimension chosen with probability extent/L: dim 0 with 1/1.5.
+    dims = np.array([tree.feature[0] for tree in mf.trees_])
+    p = 1.0 / L
+    assert abs(np.mean(dims == 0) - p) <= 5 * np.sqrt(p * (1 - p) / M)
+
+
+def test_exactly_M_entries_per_row_and_values():
+    rng = np.random.default_rng(7)
+    X = rng.random((300, 4))
+    M = 37
+    mf = MondrianFeatures(n_trees=M, lifetime=3.0, random_state=0)
+    Phi = mf.fit_transform(X)
+    assert isinstance(Phi, sp.csr_array) and Phi.dtype == np.float64
+    assert np.array_equal(np.diff(Phi.indptr), np.full(300, M))
+    assert np.all(Phi.data == 1.0 / np.sqrt(M))
+    assert Phi.shape[1] == mf.n_cells_
+    # Every column is used by some training point.
+    assert np.array_equal(np.unique(Phi.indices), np.arange(Phi.shape[1]))
+    # Tree m's cells are one block of columns, in tree order.
+    idx, _ = per_tree(Phi, M)
+    assert np.all(np.diff(idx, axis=1) > 0)
+    new = rng.normal(size=(50, 4)) * 2
+    Q = mf.transform(new)
+    assert np.array_equal(np.diff(Q.indptr), np.full(50, M))
+    assert np.all((Q.data > 0) & (Q.data <= 1 / np.sqrt(M)))
+    assert Q.shape[1] == Phi.shape[1]
+
+
+def test_fit_transform_equals_transform_of_training_data(rng):
+    X = rng.random((200, 3))
+    mf = MondrianFeatures(n_trees=20, lifetime=5.0, random_state=1)
+    Phi = mf.fit_transform(X)
+    for lam in (None, 0.0, 1.0, 5.0):
+        A = mf.transform(X, lam)
+        B = mf.training_features(lam)
+        assert (A != B).nnz == 0
+    assert (mf.transform(X) != Phi).nnz == 0
+
+
+def test_lifetime_zero_is_one_cell_per_tree(rng):
+    X = rng.random((30, 2))
+    mf = MondrianFeatures(n_trees=5, lifetime=2.0, random_state=0).fit(X)
+    Phi = mf.transform(rng.normal(size=(10, 2)) * 10, lifetime=0.0)
+    assert Phi.shape == (10, 5)
+    assert np.all(Phi.toarray() == 1 / np.sqrt(5))
+
+
+def test_partitions_refine_with_lifetime(rng):
+    # Cuts are never removed (Sec. 4.1): same cell at lambda2 => same cell at lambda1 < lambda2.
+    X = rng.random((150, 3))
+    M = 10
+    mf = MondrianFeatures(n_trees=M, lifetime=8.0, random_state=2).fit(X)
+    prev = None
+    for lam in (0.0, 0.5, 2.0, 4.0, 8.0):
+        idx, _ = per_tree(mf.training_features(lam), M)
+        if prev is not None:
+            for m in range(M):
+                fine, coarse = idx[:, m], prev[:, m]
+                # Each fine cell lies inside one coarse cell.
+                pairs = np.unique(np.stack([fine, coarse]), axis=1)
+                assert np.unique(pairs[0]).size == pairs.shape[1]
+        prev = idx
+
+
+def test_tree_structure_invariants(rng):
+    X = rng.random((120, 3))
+    X[:, 2] = 0.25  # a constant column never gets cut
+    mf = MondrianFeatures(n_trees=8, lifetime=6.0, random_state=3).fit(X)
+    for t in mf.trees_:
+        perm, start, end = t.perm, t.start, t.end
+        assert np.array_equal(np.sort(perm), np.arange(120))
+        assert start[0] == 0 and end[0] == 120 and t.parent[0] == -1
+        for j in range(t.n_nodes):
+            pts = X[perm[start[j]:end[j]]]
+            assert np.array_equal(t.lower[j], pts.min(axis=0))
+            assert np.array_equal(t.upper[j], pts.max(axis=0))
+            left, right = t.left[j], t.right[j]
+            if left < 0:
+                assert right < 0 and np.isinf(t.split_time[j]) and t.feature[j] == -1
+                continue
+            f, a = t.feature[j], t.threshold[j]
+            assert f != 2
+            assert t.lower[j, f] <= a < t.upper[j, f]
+            assert t.split_time[j] <= t.lifetime
+            assert t.parent[left] == j and t.parent[right] == j
+            assert start[left] == start[j] and end[left] == start[right] and end[right] == end[j]
+            assert np.all(X[perm[start[left]:end[left]], f] <= a)
+            assert np.all(X[perm[start[right]:end[right]], f] > a)
+            p = t.parent[j]
+            if p >= 0:
+                assert t.split_time[j] >= t.split_time[p]
+
+
+def test_same_seed_same_features_for_any_thread_count(rng):
+    X = rng.random((400, 5))
+    new = rng.random((50, 5)) * 1.5
+    outs = []
+    for n_jobs in (1, 2, 1):
+        mf = MondrianFeatures(n_trees=30, lifetime=3.0, random_state=42, n_jobs=n_jobs)
+        outs.append((mf.fit_transform(X), mf.transform(new)))
+    for A, B in outs[1:]:
+        assert (A != outs[0][0]).nnz == 0 and (B != outs[0][1]).nnz == 0
+    other = MondrianFeatures(n_trees=30, lifetime=3.0, random_state=43).fit_transform(X)
+    assert other.shape != outs[0][0].shape or (other != outs[0][0]).nnz > 0
+
+
+def test_random_state_kinds(rng):
+    X = rng.random((50, 2))
+    a = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=np.random.SeedSequence(9))
+    b = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=np.random.SeedSequence(9))
+    assert (a.fit_transform(X) != b.fit_transform(X)).nnz == 0
+    gen = np.random.default_rng(0)
+    c = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=gen)
+    c.fit(X)  # a Generator is consumed: a second fit draws new trees
+    first = [t.split_time[0] for t in c.trees_]
+    c.fit(X)
+    assert first != [t.split_time[0] for t in c.trees_]
+    MondrianFeatures(n_trees=2, random_state=np.random.RandomState(0)).fit(X)
+
+
+def test_pickle_round_trip(rng):
+    X = rng.random((100, 3))
+    new = rng.random((20, 3)) * 2 - 0.5
+    mf = MondrianFeatures(n_trees=15, lifetime=4.0, random_state=0).fit(X)
+    mf2 = pickle.loads(pickle.dumps(mf))
+    for lam in (None, 1.0):
+        assert (mf.transform(new, lam) != mf2.transform(new, lam)).nnz == 0
+    for t1, t2 in zip(mf.trees_, mf2.trees_):
+        for name in ("parent", "left", "right", "feature", "threshold", "split_time",
+                     "lower", "upper", "start", "end", "perm"):
+            assert np.array_equal(getattr(t1, name), getattr(t2, name))
+    # Continuing the trees after unpickling gives the same forest as without pickling.
+    mf.extend(6.0)
+    mf2.extend(6.0)
+    assert (mf.transform(new) != mf2.transform(new)).nnz == 0
+
+
+def test_corrupt_tree_state_is_rejected(rng):
+    mf = MondrianFeatures(n_trees=1, lifetime=4.0, random_state=0).fit(rng.random((20, 2)))
+    tree = mf.trees_[0]
+    cls, args, state = tree.__reduce__()
+    bad = dict(state, left=np.full_like(state["left"], 10**6))
+    with pytest.raises(ValueError, match="inconsistent"):
+        cls(*args).__setstate__(bad)
+    with pytest.raises(ValueError, match="lower"):
+        cls(*args).__setstate__(dict(state, lower=state["lower"][:, :1].copy()))
+    with pytest.raises(ValueError, match="int64"):
+        cls(*args).__setstate__(dict(state, perm=state["perm"].astype(np.int32)))
+
+
+def test_tree_arrays_are_read_only(rng):
+    mf = MondrianFeatures(n_trees=1, lifetime=1.0, random_state=0).fit(rng.random((20, 2)))
+    with pytest.raises(ValueError):
+        mf.trees_[0].threshold[0] = 1.0
+
+
+def test_extend_keeps_cells_and_is_unbiased():
+    X = np.random.default_rng(8).random((15, 2))
+    M = 4000
+    mf = MondrianFeatures(n_trees=M, lifetime=0.5, random_state=9, n_jobs=2).fit(X)
+    before = mf.transform(X, 0.5)
+    mf.extend(2.0)
+    assert mf.lifetime_ == 2.0
+    assert (mf.transform(X, 0.5) != before).nnz == 0
+    # Memorylessness: the extended forest is a Mondrian forest with lifetime 2.
+    values = _pairwise_tree_values(*(2 * [mf.training_features()]), M)
+    exact = laplace_kernel(X, X, 2.0)
+    _assert_within_5_se(values, exact, (exact > 0.02) & (exact < 0.98))
+    with pytest.raises(ValueError, match="below the fitted lifetime"):
+        mf.extend(1.0)
+
+
+def test_concurrent_transforms_agree(rng):
+    # The C lookups release the GIL; concurrent calls on one model must not interfere.
+    X = rng.random((300, 4))
+    new = rng.random((500, 4)) * 1.2
+    mf = MondrianFeatures(n_trees=40, lifetime=3.0, random_state=0, n_jobs=2).fit(X)
+    ref = mf.transform(new)
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda lam: mf.transform(new, lam), [None, 3.0, None, 3.0]))
+    for out in outs:
+        assert (out != ref).nnz == 0
+
+
+@pytest.mark.parametrize("X", [
+    np.array([[0.5, 1.0]]),                       # one sample
+    np.ones((10, 3)),                             # all rows identical
+    np.repeat(np.random.default_rng(0).random((5, 2)), 4, axis=0),  # duplicate rows
+    np.random.default_rng(1).random((40, 1)),     # D = 1
+    np.random.default_rng(2).random((30, 3)).astype(np.float32),  # float32
+])
+def test_edge_case_inputs(X):
+    M = 6
+    mf = MondrianFeatures(n_trees=M, lifetime=10.0, random_state=0)
+    Phi = mf.fit_transform(X)
+    assert Phi.shape[0] == X.shape[0]
+    assert np.array_equal(np.diff(Phi.indptr), np.full(X.shape[0], M))
+    # Identical rows always share a cell.
+    _, inverse = np.unique(np.asarray(X, dtype=np.float64), axis=0, return_inverse=True)
+    idx, _ = per_tree(Phi, M)
+    for g in np.unique(inverse):
+        rows = idx[inverse.ravel() == g]
+        assert np.all(rows == rows[0])
+    assert (mf.transform(X) != Phi).nnz == 0
+
+
+def test_kernel_defaults_and_shape(rng):
+    X = rng.random((12, 2))
+    mf = MondrianFeatures(n_trees=10, lifetime=1.0, random_state=0).fit(X)
+    K = mf.kernel(X)
+    assert K.shape == (12, 12)
+    assert np.allclose(np.diag(K), 1.0)
+    assert np.allclose(K, K.T)
+    assert mf.kernel(X, rng.random((3, 2))).shape == (12, 3)

@@ -1,0 +1,117 @@
+"""Ridge regression on Mondrian features (paper Sec. 4.2.1)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mondrian import MondrianFeatures, MondrianKernelRidge, ridge_solve
+
+
+def _direct(Phi, y, alpha):
+    """Dense normal-equation solve with numpy's LAPACK: the reference."""
+    P = Phi.toarray()
+    return np.linalg.solve(P.T @ P + alpha * np.eye(P.shape[1]), P.T @ y)
+
+
+def _rel(a, b):
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 + 0.05 * rng.normal(size=400)
+    return X, y
+
+
+@pytest.mark.parametrize("lifetime, expected", [(0.7, "cholesky-primal"),
+                                                (60.0, "cholesky-dual")])
+def test_cholesky_equals_direct_solve(problem, lifetime, expected):
+    X, y = problem
+    Phi = MondrianFeatures(n_trees=20, lifetime=lifetime, random_state=0).fit_transform(X)
+    assert (Phi.shape[1] <= Phi.shape[0]) == (expected == "cholesky-primal")
+    sol = ridge_solve(Phi, y, 0.3, solver="cholesky")
+    assert sol.solver == expected
+    assert _rel(sol.coef, _direct(Phi, y, 0.3)) < 1e-8
+
+
+def test_cg_reaches_its_tolerance(problem):
+    X, y = problem
+    Phi = MondrianFeatures(n_trees=20, lifetime=5.0, random_state=0).fit_transform(X)
+    alpha = 0.1
+    exact = _direct(Phi, y, alpha)
+    sol = ridge_solve(Phi, y, alpha, solver="cg", tol=1e-12)
+    assert sol.solver == "cg" and sol.n_iter > 0
+    # Residual below tol * ||Phi^T y|| bounds the weight error by cond(A) * tol;
+    # cond(A) <= (max eig + alpha) / alpha = (n + alpha)/alpha here (eig(Phi^T Phi) <= n).
+    cond = (Phi.shape[0] + alpha) / alpha
+    assert _rel(sol.coef, exact) <= cond * 1e-12
+    # A warm start at the solution converges at once.
+    again = ridge_solve(Phi, y, alpha, solver="cg", tol=1e-10, x0=sol.coef)
+    assert again.n_iter <= 1
+    with pytest.raises(RuntimeError, match="did not reach"):
+        ridge_solve(Phi, y, alpha, solver="cg", tol=1e-14, max_iter=2)
+
+
+def test_multi_target_and_dense_input(problem):
+    X, y = problem
+    Phi = MondrianFeatures(n_trees=10, lifetime=3.0, random_state=1).fit_transform(X)
+    Y = np.column_stack([y, -2 * y + 1])
+    for solver in ("cholesky", "cg"):
+        W = ridge_solve(Phi, Y, 0.5, solver=solver, tol=1e-12).coef
+        assert W.shape == (Phi.shape[1], 2)
+        assert _rel(W[:, 1], _direct(Phi, Y[:, 1], 0.5)) < 1e-6
+    dense = ridge_solve(Phi.toarray(), y, 0.5, solver="cholesky").coef
+    assert _rel(dense, _direct(Phi, y, 0.5)) < 1e-10
+
+
+def test_ridge_solve_rejects_bad_arguments(problem):
+    X, y = problem
+    Phi = sp.csr_array(np.eye(4))
+    with pytest.raises(ValueError, match="alpha"):
+        ridge_solve(Phi, np.ones(4), 0.0)
+    with pytest.raises(ValueError, match="solver"):
+        ridge_solve(Phi, np.ones(4), 1.0, solver="qr")
+    with pytest.raises(ValueError, match="rows"):
+        ridge_solve(Phi, np.ones(5), 1.0)
+
+
+def test_estimator_matches_features_plus_direct_solve(problem):
+    X, y = problem
+    model = MondrianKernelRidge(n_trees=25, lifetime=4.0, alpha=0.2, random_state=7).fit(X, y)
+    Phi = MondrianFeatures(n_trees=25, lifetime=4.0, random_state=7).fit_transform(X)
+    w = _direct(Phi, y - y.mean(), 0.2)
+    assert _rel(model.coef_, w) < 1e-8
+    assert model.intercept_ == pytest.approx(y.mean())
+    X_new = np.random.default_rng(1).random((30, 3)) * 1.4 - 0.2
+    pred = MondrianFeatures(n_trees=25, lifetime=4.0, random_state=7).fit(X).transform(X_new) @ w
+    assert np.allclose(model.predict(X_new), pred + y.mean(), rtol=1e-8, atol=1e-10)
+
+
+def test_estimator_cg_close_to_cholesky(problem):
+    X, y = problem
+    a = MondrianKernelRidge(n_trees=20, lifetime=3.0, alpha=0.5, solver="cholesky",
+                            random_state=0).fit(X, y)
+    b = MondrianKernelRidge(n_trees=20, lifetime=3.0, alpha=0.5, solver="cg", tol=1e-12,
+                            random_state=0).fit(X, y)
+    assert b.solver_ == "cg"
+    assert np.allclose(a.predict(X), b.predict(X), atol=1e-6)
+
+
+def test_estimator_learns_a_smooth_function(problem):
+    X, y = problem
+    rng = np.random.default_rng(3)
+    X_test = rng.random((300, 3))
+    y_test = np.sin(4 * X_test[:, 0]) + X_test[:, 1] ** 2
+    model = MondrianKernelRidge(n_trees=100, lifetime=3.0, alpha=0.1, random_state=0).fit(X, y)
+    # The signal has variance ~0.25; predicting it to R^2 > 0.9 needs a working fit.
+    assert model.score(X_test, y_test) > 0.9
+
+
+def test_multi_output_estimator(problem):
+    X, y = problem
+    Y = np.column_stack([y, y ** 2])
+    model = MondrianKernelRidge(n_trees=10, lifetime=2.0, alpha=0.5, random_state=0).fit(X, Y)
+    single = MondrianKernelRidge(n_trees=10, lifetime=2.0, alpha=0.5, random_state=0).fit(X, y ** 2)
+    assert model.predict(X).shape == (400, 2)
+    assert np.allclose(model.predict(X)[:, 1], single.predict(X), atol=1e-9)
