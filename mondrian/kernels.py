@@ -4,9 +4,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_lifetime
+from ._validation import check_int, check_lifetime, check_positive_float
 
-__all__ = ["laplace_kernel"]
+__all__ = [
+    "laplace_kernel",
+    "gaussian_kernel",
+    "exponential_kernel",
+    "polynomial_kernel",
+    "dot_product_kernel",
+]
 
 
 def _pair(X, Y, name_x: str = "X", name_y: str = "Y") -> tuple[np.ndarray, np.ndarray]:
@@ -55,3 +61,140 @@ def laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
         diff = np.abs(X[s:s + block, None, :] - Y[None, :, :]).sum(axis=2)
         out[s:s + block] = np.exp(-lifetime * diff)
     return out
+
+
+def _length_scales(length_scale, n_features: int, name: str = "length_scale") -> np.ndarray:
+    """A positive scalar or per-dimension vector of length scales, as an array of width D."""
+    if np.ndim(length_scale) == 0:
+        return np.full(n_features, check_positive_float(length_scale, name))
+    ls = np.asarray(length_scale)
+    if ls.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a positive number or an array of them, got dtype {ls.dtype}")
+    ls = ls.astype(np.float64)
+    if ls.ndim != 1 or ls.shape[0] != n_features:
+        raise ValueError(f"{name} must be a scalar or have shape ({n_features},), got shape {ls.shape}")
+    if not np.all(np.isfinite(ls)) or np.any(ls <= 0):
+        raise ValueError(f"{name} must be finite and > 0 in every dimension, got {ls!r}")
+    return ls
+
+
+def gaussian_kernel(X, Y=None, length_scale=1.0) -> np.ndarray:
+    """The Gaussian (squared-exponential, ARD) kernel
+    k(x, y) = exp(-½ Σ_d (x_d - y_d)² / ℓ_d²).
+
+    Random Fourier features (Rahimi & Recht 2007) approximate it with
+    frequencies ω ~ N(0, diag(ℓ)⁻²).  With a scalar ℓ it equals
+    scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 ℓ²)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_x, n_features)
+    Y : array-like of shape (n_y, n_features), optional
+        Default: X.
+    length_scale : float or array-like of shape (n_features,), default=1.0
+        ℓ > 0, one per dimension (automatic relevance determination) or shared.
+
+    Returns
+    -------
+    ndarray of shape (n_x, n_y)
+    """
+    X, Y = _pair(X, X if Y is None else Y)
+    ls = _length_scales(length_scale, X.shape[1])
+    Xs, Ys = X / ls, Y / ls
+    sq = (np.einsum("ij,ij->i", Xs, Xs)[:, None] + np.einsum("ij,ij->i", Ys, Ys)[None, :]
+          - 2.0 * (Xs @ Ys.T))
+    np.maximum(sq, 0.0, out=sq)
+    return np.exp(-0.5 * sq)
+
+
+def dot_product_kernel(X, Y=None, coefficients=(1.0,)) -> np.ndarray:
+    """A dot-product kernel f(⟨x, y⟩) = Σₙ aₙ ⟨x, y⟩ⁿ with a finite Maclaurin series.
+
+    Schoenberg's theorem (Kar & Karnick 2012, slides "structure theorems"):
+    f is positive definite on every dimension iff all aₙ ≥ 0.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_x, n_features)
+    Y : array-like of shape (n_y, n_features), optional
+        Default: X.
+    coefficients : array-like of shape (K + 1,)
+        a₀, …, a_K, finite and ≥ 0.
+
+    Returns
+    -------
+    ndarray of shape (n_x, n_y)
+    """
+    X, Y = _pair(X, X if Y is None else Y)
+    a = check_coefficients(coefficients)
+    G = X @ Y.T
+    out = np.full_like(G, a[-1])
+    for coef in a[-2::-1]:      # Horner's rule
+        out *= G
+        out += coef
+    return out
+
+
+def check_coefficients(coefficients, name: str = "coefficients") -> np.ndarray:
+    """Maclaurin coefficients a₀..a_K: a non-empty 1-d array, finite, ≥ 0, not all 0."""
+    a = np.asarray(coefficients)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
+    a = a.astype(np.float64)
+    if a.ndim != 1 or a.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name} must be finite and >= 0 (Schoenberg), got {a!r}")
+    if not np.any(a > 0):
+        raise ValueError(f"{name} must not be all zero")
+    return a
+
+
+def exponential_kernel(X, Y=None, scale: float = 1.0) -> np.ndarray:
+    """The exponential dot-product kernel k(x, y) = exp(⟨x, y⟩ / σ²), σ² = ``scale``.
+
+    Its Maclaurin coefficients are aₙ = 1 / (n! σ²ⁿ) (Kar & Karnick 2012).
+    On unit-norm rows it equals e^{1/σ²} · exp(-‖x - y‖² / (2σ²)), a scaled
+    Gaussian kernel.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_x, n_features)
+    Y : array-like of shape (n_y, n_features), optional
+        Default: X.
+    scale : float, default=1.0
+        σ² > 0.
+
+    Returns
+    -------
+    ndarray of shape (n_x, n_y)
+    """
+    scale = check_positive_float(scale, "scale")
+    X, Y = _pair(X, X if Y is None else Y)
+    return np.exp((X @ Y.T) / scale)
+
+
+def polynomial_kernel(X, Y=None, degree: int = 2, scale: float = 1.0) -> np.ndarray:
+    """The inhomogeneous polynomial kernel k(x, y) = (1 + ⟨x, y⟩ / s)^q.
+
+    Maclaurin coefficients aₙ = C(q, n) / sⁿ for n ≤ q, zero beyond.  Equal
+    to scikit-learn's ``polynomial_kernel(degree=q, gamma=1/s, coef0=1)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_x, n_features)
+    Y : array-like of shape (n_y, n_features), optional
+        Default: X.
+    degree : int, default=2
+        q ≥ 0.
+    scale : float, default=1.0
+        s > 0.
+
+    Returns
+    -------
+    ndarray of shape (n_x, n_y)
+    """
+    degree = check_int(degree, "degree", minimum=0)
+    scale = check_positive_float(scale, "scale")
+    X, Y = _pair(X, X if Y is None else Y)
+    return (1.0 + (X @ Y.T) / scale) ** degree

@@ -1,0 +1,93 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Cython seam over the C random-binning core (``c/binning.h``).
+
+Allocates the output arrays, releases the GIL around the C kernels and turns
+C status codes into Python exceptions.  Argument validation of user input
+happens in :mod:`mondrian.binning`; the checks here guard memory safety only.
+"""
+import numpy as np
+
+from ._c cimport mt_index, MT_OK, MT_ERR_NOMEM, MT_ERR_ARG, MT_ERR_OVERFLOW, MT_ERR_STATE
+
+cdef extern from "c/binning.h" nogil:
+    int mt_binning_fit(const double *X, size_t n, size_t d,
+                       const double *inv_pitch, const double *shift, size_t P,
+                       int n_threads, mt_index *rep, mt_index *n_bins, mt_index *codes)
+    int mt_binning_lookup(const double *X_fit, size_t n_fit, const double *X, size_t n,
+                          size_t d, const double *inv_pitch, const double *shift, size_t P,
+                          const mt_index *rep, const mt_index *bin_offsets, int n_threads,
+                          mt_index *codes)
+
+__all__ = ["binning_fit", "binning_lookup"]
+
+
+cdef int _check(int status, str what) except -1:
+    if status == MT_OK:
+        return 0
+    if status == MT_ERR_NOMEM:
+        raise MemoryError(f"{what}: out of memory")
+    if status == MT_ERR_OVERFLOW:
+        raise MemoryError(f"{what}: requested size overflows the address space")
+    if status == MT_ERR_ARG:
+        raise ValueError(f"{what}: a bin coordinate exceeds the int64 range; the grid "
+                         f"pitch is too small for the data's range (lifetime too large "
+                         f"or data unscaled)")
+    if status == MT_ERR_STATE:
+        raise ValueError(f"{what}: inconsistent fitted binning state")
+    raise RuntimeError(f"{what}: unknown C status {status}")
+
+
+def _check_shapes(X, inv_pitch, shift):
+    if X.shape[1] != inv_pitch.shape[1] or inv_pitch.shape[0] != shift.shape[0] \
+            or inv_pitch.shape[1] != shift.shape[1]:
+        raise ValueError("binning: inconsistent shapes of X, inv_pitch and shift")
+
+
+def binning_fit(const double[:, ::1] X, const double[:, ::1] inv_pitch,
+                const double[:, ::1] shift, int n_threads):
+    """Number the occupied bins of every grid.
+
+    Returns ``(rep, n_bins, codes)``: ``rep`` (P, n) first training row of
+    each bin (first ``n_bins[g]`` entries of row g valid), ``n_bins`` (P,),
+    ``codes`` (P, n) bin number of each training row within its grid.
+    """
+    _check_shapes(X, inv_pitch, shift)
+    cdef size_t n = X.shape[0], d = X.shape[1], P = inv_pitch.shape[0]
+    if n == 0 or d == 0 or P == 0:
+        raise ValueError("binning_fit: empty input")
+    rep = np.empty((P, n), dtype=np.int64)
+    n_bins = np.empty(P, dtype=np.int64)
+    codes = np.empty((P, n), dtype=np.int64)
+    cdef mt_index[:, ::1] rep_v = rep
+    cdef mt_index[::1] nb_v = n_bins
+    cdef mt_index[:, ::1] codes_v = codes
+    cdef int status
+    with nogil:
+        status = mt_binning_fit(&X[0, 0], n, d, &inv_pitch[0, 0], &shift[0, 0], P,
+                                n_threads, &rep_v[0, 0], &nb_v[0], &codes_v[0, 0])
+    _check(status, "binning_fit")
+    return rep, n_bins, codes
+
+
+def binning_lookup(const double[:, ::1] X_fit, const double[:, ::1] X,
+                   const double[:, ::1] inv_pitch, const double[:, ::1] shift,
+                   const mt_index[::1] rep, const mt_index[::1] bin_offsets, int n_threads):
+    """Global bin number (or -1 for a bin no training row occupies) of each
+    row of X in each grid, as an int64 array of shape (P, n)."""
+    _check_shapes(X, inv_pitch, shift)
+    _check_shapes(X_fit, inv_pitch, shift)
+    cdef size_t n = X.shape[0], d = X.shape[1], P = inv_pitch.shape[0]
+    if bin_offsets.shape[0] != P + 1 or bin_offsets[0] != 0 or bin_offsets[P] != rep.shape[0]:
+        raise ValueError("binning_lookup: inconsistent bin offsets")
+    codes = np.empty((P, n), dtype=np.int64)
+    if n == 0:
+        return codes
+    cdef mt_index[:, ::1] codes_v = codes
+    cdef const mt_index *rep_p = &rep[0] if rep.shape[0] > 0 else NULL
+    cdef int status
+    with nogil:
+        status = mt_binning_lookup(&X_fit[0, 0], X_fit.shape[0], &X[0, 0], n, d,
+                                   &inv_pitch[0, 0], &shift[0, 0], P, rep_p,
+                                   &bin_offsets[0], n_threads, &codes_v[0, 0])
+    _check(status, "binning_lookup")
+    return codes
