@@ -26,7 +26,9 @@ static inline uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* Tuple of row x in the grid (inv_pitch, shift); returns its hash, or sets *bad. */
+/* Tuple of row x in the grid (inv_pitch, shift); returns its hash, or sets *bad.
+ * floor() is done by truncation and a correction (no libm call), and the
+ * hash multiplies per coordinate and mixes once at the end. */
 static inline uint64_t bin_tuple(const double *restrict x, size_t d,
                                  const double *restrict inv_pitch,
                                  const double *restrict shift,
@@ -34,15 +36,18 @@ static inline uint64_t bin_tuple(const double *restrict x, size_t d,
 {
     uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
     for (size_t j = 0; j < d; j++) {
-        double v = floor((x[j] - shift[j]) * inv_pitch[j]);
+        double v = (x[j] - shift[j]) * inv_pitch[j];
+        int64_t t;
         if (!(v > -MT_BIN_LIMIT && v < MT_BIN_LIMIT)) {
             *bad = 1;
             v = 0.0;
         }
-        out[j] = (int64_t)v;
-        h = mix64(h ^ (uint64_t)out[j]) + (uint64_t)j;
+        t = (int64_t)v;
+        t -= (double)t > v;
+        out[j] = t;
+        h = (h ^ (uint64_t)t) * UINT64_C(0x100000001b3) + (uint64_t)j;
     }
-    return h;
+    return mix64(h);
 }
 
 static size_t table_size(size_t n)
