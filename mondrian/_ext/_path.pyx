@@ -1,0 +1,714 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Cython kernels of the kernel-width path (Balog et al. 2016, Sec. 4).
+
+All split events of a Mondrian forest, sorted by time, replace one feature
+(the cell that splits) by two (its children).  The classes here keep, for
+every training point and tree, the id of the point's active node (the
+``act`` table, shape (N, M)), update it per event by walking the children's
+slices ``perm[start:end]``, and carry a learner along:
+
+* :class:`CholeskyPath` -- exact ridge regression for several alphas through
+  O(C²) up/down-dates of the Cholesky factor of A = ΦᵀΦ + αI
+  (``c/cholupdate.h``), with the statistics of the log marginal likelihood
+  at every event (Sec. 4.2.1);
+* :class:`CGPath` -- weights warm-started across events (parent weight
+  copied to both children) and solved by Jacobi-preconditioned conjugate
+  gradients at chosen lifetimes, Φ applied from the ``act`` table;
+* :class:`SGDPath` -- stochastic gradient descent with squared, hinge or
+  logistic loss, warm-started at every split (Sec. 4.2.2);
+* :class:`ValidationTracker` -- the expected features (DESIGN.md §3) of
+  held-out points, advanced along the path without lookups from the root.
+
+Node ids are *global*: node j of tree m is ``node_offset[m] + j``.  The
+arrays describing the forest are built by :mod:`mondrian.path`; the checks
+here guard memory safety only.
+"""
+from cython.parallel cimport prange
+from libc.math cimport exp, log, sqrt, INFINITY
+from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+cdef extern from "c/common.h":
+    enum:
+        MT_OK
+        MT_ERR_NOMEM
+        MT_ERR_ARG
+        MT_ERR_OVERFLOW
+        MT_ERR_STATE
+
+cdef extern from "c/cholupdate.h" nogil:
+    int mt_chol_delete(double *L, size_t ld, size_t n, size_t c, double *work)
+    int mt_chol_append(double *L, size_t ld, size_t n, const double *a, double d,
+                       double *work)
+    void mt_chol_forward(const double *L, size_t ld, size_t n, double *b)
+    void mt_chol_backward(const double *L, size_t ld, size_t n, double *b)
+    double mt_chol_logdet(const double *L, size_t ld, size_t n)
+
+__all__ = ["CholeskyPath", "CGPath", "SGDPath", "ValidationTracker"]
+
+LOSS_SQUARED = 0
+LOSS_HINGE = 1
+LOSS_LOGISTIC = 2
+
+
+cdef int _raise(int status, str what) except -1:
+    if status == MT_OK:
+        return 0
+    if status == MT_ERR_NOMEM:
+        raise MemoryError(f"{what}: out of memory")
+    if status == MT_ERR_STATE:
+        raise FloatingPointError(
+            f"{what}: the regularised feature covariance lost positive definiteness "
+            f"in floating point; use a larger alpha")
+    raise ValueError(f"{what}: invalid argument passed to the C core (status {status})")
+
+
+cdef class _PathBase:
+    """Forest structure, event cursor and the (N, M) active-node table."""
+
+    cdef const int64_t[::1] left, right, tree_of, start, end, events
+    cdef const int64_t[:, ::1] perm
+    cdef const double[::1] tau
+    cdef int32_t[:, ::1] act
+    cdef readonly Py_ssize_t n_points, n_trees, n_nodes, n_events, cursor
+    cdef readonly double inv_sqrt_m
+
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots):
+        self.left = left
+        self.right = right
+        self.tree_of = tree_of
+        self.start = start
+        self.end = end
+        self.perm = perm
+        self.tau = tau
+        self.events = events
+        self.n_trees = perm.shape[0]
+        self.n_points = perm.shape[1]
+        self.n_nodes = tau.shape[0]
+        self.n_events = events.shape[0]
+        if self.n_nodes >= 2**31 - 1:
+            raise ValueError(f"the forest has {self.n_nodes} nodes; at most 2**31 - 2 "
+                             f"are supported")
+        if len(roots) != self.n_trees:
+            raise ValueError("need one root per tree")
+        act = np.empty((self.n_points, self.n_trees), dtype=np.int32)
+        act[:, :] = np.asarray(roots, dtype=np.int32)[None, :]
+        self.act = act
+        self.cursor = 0
+        self.inv_sqrt_m = 1.0 / sqrt(<double>self.n_trees)
+
+    @property
+    def next_time(self):
+        """Split time of the next unprocessed event (inf after the last)."""
+        if self.cursor >= self.n_events:
+            return float("inf")
+        return self.tau[self.events[self.cursor]]
+
+    def active_table(self):
+        """Copy of the (N, M) table of active node ids."""
+        return np.asarray(self.act).copy()
+
+    cdef inline void _move_points(self, int64_t child) noexcept nogil:
+        cdef int64_t m = self.tree_of[child], k
+        for k in range(self.start[child], self.end[child]):
+            self.act[self.perm[m, k], m] = <int32_t>child
+
+
+# --------------------------------------------------------------------------
+# Exact ridge: Cholesky up/down-dates
+# --------------------------------------------------------------------------
+cdef class CholeskyPath(_PathBase):
+    """Exact ridge weights along the path, one Cholesky factor per alpha.
+
+    Parameters (all arrays from :mod:`mondrian.path`): the forest structure,
+    ``node_y`` (Φᵀy per node: Σ y over the node's points / √M), ``alphas``,
+    ``capacity`` (the number of columns at the terminal lifetime) and
+    ``n_threads`` (threads over alphas).
+
+    Records per state k (k = 0: λ = 0, k ≥ 1: after event k-1): the number
+    of columns, ‖z‖² with z = L⁻¹Φᵀy (so ŵᵀΦᵀy = ‖z‖²), ‖ŵ‖² and log det A.
+    """
+
+    cdef double[::1] alphas, node_y, aL, aR, b
+    cdef double[:, ::1] L, work, sol
+    cdef int64_t[::1] order, pos
+    cdef int[::1] status
+    cdef readonly Py_ssize_t n_alpha, capacity, n_columns
+    cdef int n_threads
+    cdef readonly object rec_columns, rec_zz, rec_ww, rec_logdet
+    cdef int64_t[::1] r_cols
+    cdef double[:, ::1] r_zz, r_ww, r_logdet
+
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+                 node_y, alphas, Py_ssize_t capacity, int n_threads=1):
+        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots)
+        cdef Py_ssize_t M = self.n_trees, k, a
+        self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
+        self.n_alpha = self.alphas.shape[0]
+        self.node_y = node_y
+        if capacity < M + self.n_events:
+            raise ValueError("capacity below the number of columns at the terminal lifetime")
+        self.capacity = capacity + 1
+        self.n_threads = max(1, n_threads)
+        cdef Py_ssize_t cap = self.capacity
+        self.L = np.zeros((self.n_alpha, cap * cap), dtype=np.float64)
+        self.work = np.zeros((self.n_alpha, cap), dtype=np.float64)
+        self.sol = np.zeros((self.n_alpha, cap), dtype=np.float64)
+        self.aL = np.zeros(cap, dtype=np.float64)
+        self.aR = np.zeros(cap, dtype=np.float64)
+        self.b = np.zeros(cap, dtype=np.float64)
+        self.order = np.full(cap, -1, dtype=np.int64)
+        self.pos = np.full(self.n_nodes, -1, dtype=np.int64)
+        self.status = np.zeros(self.n_alpha, dtype=np.intc)
+        self.rec_columns = np.zeros(self.n_events + 1, dtype=np.int64)
+        self.rec_zz = np.zeros((self.n_events + 1, self.n_alpha))
+        self.rec_ww = np.zeros((self.n_events + 1, self.n_alpha))
+        self.rec_logdet = np.zeros((self.n_events + 1, self.n_alpha))
+        self.r_cols = self.rec_columns
+        self.r_zz = self.rec_zz
+        self.r_ww = self.rec_ww
+        self.r_logdet = self.rec_logdet
+        # λ = 0: every point is in every root, so A = (N/M) 11ᵀ + αI.
+        cdef double share = <double>self.n_points / <double>M
+        cdef int st
+        for k in range(M):
+            self.aL[k] = share
+        for a in range(self.n_alpha):
+            for k in range(M):
+                st = mt_chol_append(&self.L[a, 0], cap, k, &self.aL[0],
+                                    share + self.alphas[a], &self.work[a, 0])
+                _raise(st, "CholeskyPath")
+        for k in range(M):
+            self.order[k] = roots[k]
+            self.pos[roots[k]] = k
+            self.b[k] = self.node_y[roots[k]]
+        self.n_columns = M
+        with nogil:
+            self._solve(0)
+
+    cdef void _solve(self, Py_ssize_t rec) noexcept nogil:
+        cdef Py_ssize_t a, k, n = self.n_columns, cap = self.capacity
+        cdef double zz, ww
+        self.r_cols[rec] = n
+        for a in prange(self.n_alpha, num_threads=self.n_threads, schedule="static"):
+            memcpy(&self.sol[a, 0], &self.b[0], n * sizeof(double))
+            mt_chol_forward(&self.L[a, 0], cap, n, &self.sol[a, 0])
+            zz = 0.0
+            for k in range(n):
+                zz = zz + self.sol[a, k] * self.sol[a, k]
+            self.r_zz[rec, a] = zz
+            self.r_logdet[rec, a] = mt_chol_logdet(&self.L[a, 0], cap, n)
+            mt_chol_backward(&self.L[a, 0], cap, n, &self.sol[a, 0])
+            ww = 0.0
+            for k in range(n):
+                ww = ww + self.sol[a, k] * self.sol[a, k]
+            self.r_ww[rec, a] = ww
+
+    cdef void _cross(self, int64_t child, int64_t m, double *out, Py_ssize_t n) noexcept nogil:
+        """out[pos] = (Φ_posᵀ Φ_child) for the current columns (other trees)."""
+        cdef int64_t k, p, m2, M = self.n_trees
+        cdef double inv_m = 1.0 / <double>M
+        memset(out, 0, n * sizeof(double))
+        for k in range(self.start[child], self.end[child]):
+            p = self.perm[m, k]
+            for m2 in range(M):
+                if m2 != m:
+                    out[self.pos[self.act[p, m2]]] += inv_m
+
+    cdef int _step(self) noexcept nogil:
+        cdef int64_t g = self.events[self.cursor]
+        cdef int64_t m = self.tree_of[g], gl = self.left[g], gr = self.right[g]
+        cdef Py_ssize_t n = self.n_columns, c = self.pos[g], k, a
+        cdef Py_ssize_t cap = self.capacity
+        cdef double inv_m = 1.0 / <double>self.n_trees
+        cdef double dL = (self.end[gl] - self.start[gl]) * inv_m
+        cdef double dR = (self.end[gr] - self.start[gr]) * inv_m
+        cdef int st
+        for k in range(c, n - 1):
+            self.order[k] = self.order[k + 1]
+            self.pos[self.order[k]] = k
+            self.b[k] = self.b[k + 1]
+        self.pos[g] = -1
+        self._cross(gl, m, &self.aL[0], n - 1)
+        self._cross(gr, m, &self.aR[0], n - 1)
+        self.aR[n - 1] = 0.0   # the two children are disjoint
+        for a in prange(self.n_alpha, num_threads=self.n_threads, schedule="static"):
+            st = mt_chol_delete(&self.L[a, 0], cap, n, c, &self.work[a, 0])
+            if st == MT_OK:
+                st = mt_chol_append(&self.L[a, 0], cap, n - 1, &self.aL[0],
+                                    dL + self.alphas[a], &self.work[a, 0])
+            if st == MT_OK:
+                st = mt_chol_append(&self.L[a, 0], cap, n, &self.aR[0],
+                                    dR + self.alphas[a], &self.work[a, 0])
+            self.status[a] = st
+        for a in range(self.n_alpha):
+            if self.status[a] != MT_OK:
+                return self.status[a]
+        self.order[n - 1] = gl
+        self.pos[gl] = n - 1
+        self.b[n - 1] = self.node_y[gl]
+        self.order[n] = gr
+        self.pos[gr] = n
+        self.b[n] = self.node_y[gr]
+        self.n_columns = n + 1
+        self._move_points(gl)
+        self._move_points(gr)
+        self.cursor += 1
+        self._solve(self.cursor)
+        return MT_OK
+
+    def run(self, double lifetime):
+        """Process every event with split time <= ``lifetime``; returns the count."""
+        cdef Py_ssize_t done = 0
+        cdef int st = MT_OK
+        with nogil:
+            while self.cursor < self.n_events and self.tau[self.events[self.cursor]] <= lifetime:
+                st = self._step()
+                if st != MT_OK:
+                    break
+                done += 1
+        _raise(st, "CholeskyPath.run")
+        return done
+
+    def weights(self):
+        """(node ids of the current columns, weights of shape (n_alpha, C))."""
+        n = self.n_columns
+        return (np.asarray(self.order)[:n].copy(), np.asarray(self.sol)[:, :n].copy())
+
+    def factor(self, Py_ssize_t alpha_index):
+        """The current lower Cholesky factor (C x C) for one alpha, columns in
+        the order of :meth:`weights`."""
+        n, cap = self.n_columns, self.capacity
+        full = np.asarray(self.L)[alpha_index].reshape(cap, cap)[:n, :n].T
+        return np.tril(full)
+
+
+# --------------------------------------------------------------------------
+# Scalable ridge: warm-started preconditioned conjugate gradients
+# --------------------------------------------------------------------------
+cdef class CGPath(_PathBase):
+    """Ridge weights for several alphas, warm-started across events and
+    solved by Jacobi-preconditioned CG when asked.
+
+    Weights live in node space (one slot per node of the forest, zero for
+    nodes not active).  Within one tree ΦₘᵀΦₘ is diagonal (cell counts / M),
+    so diag(A) = count/M + α is the exact Jacobi preconditioner.
+    """
+
+    cdef double[::1] alphas, node_y, diag0, y
+    cdef double[:, ::1] W, r, z, p, q, f
+    cdef unsigned char[::1] active
+    cdef readonly Py_ssize_t n_alpha
+    cdef int n_threads
+    cdef int64_t[::1] ids
+    cdef Py_ssize_t n_ids
+
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+                 node_y, counts, y, alphas, int n_threads=1):
+        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots)
+        self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
+        self.n_alpha = self.alphas.shape[0]
+        self.node_y = node_y
+        self.diag0 = np.ascontiguousarray(counts, dtype=np.float64) / self.n_trees
+        self.y = y
+        self.n_threads = max(1, n_threads)
+        shape = (self.n_alpha, self.n_nodes)
+        self.W = np.zeros(shape)
+        self.r = np.zeros(shape)
+        self.z = np.zeros(shape)
+        self.p = np.zeros(shape)
+        self.q = np.zeros(shape)
+        self.f = np.zeros((self.n_alpha, self.n_points))
+        act = np.zeros(self.n_nodes, dtype=np.uint8)
+        act[np.asarray(roots, dtype=np.int64)] = 1
+        self.active = act
+        self.ids = np.zeros(self.n_nodes, dtype=np.int64)
+
+    def advance(self, double lifetime):
+        """Apply every event with split time <= ``lifetime``: children take
+        the parent's weight (predictions unchanged, Sec. 4.2.2)."""
+        cdef int64_t g, gl, gr
+        cdef Py_ssize_t a, done = 0
+        with nogil:
+            while self.cursor < self.n_events and self.tau[self.events[self.cursor]] <= lifetime:
+                g = self.events[self.cursor]
+                gl = self.left[g]
+                gr = self.right[g]
+                for a in range(self.n_alpha):
+                    self.W[a, gl] = self.W[a, g]
+                    self.W[a, gr] = self.W[a, g]
+                    self.W[a, g] = 0.0
+                self.active[g] = 0
+                self.active[gl] = 1
+                self.active[gr] = 1
+                self._move_points(gl)
+                self._move_points(gr)
+                self.cursor += 1
+                done += 1
+        return done
+
+    cdef void _apply(self, Py_ssize_t a, double[:, ::1] x, double[:, ::1] out) noexcept nogil:
+        """out = (ΦᵀΦ + αI) x on the active slots (x zero elsewhere)."""
+        cdef Py_ssize_t i, m, k, M = self.n_trees
+        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m, fi
+        cdef int32_t *row
+        for k in range(self.n_ids):
+            out[a, self.ids[k]] = self.alphas[a] * x[a, self.ids[k]]
+        for i in range(self.n_points):
+            row = &self.act[i, 0]
+            fi = 0.0
+            for m in range(M):
+                fi = fi + x[a, row[m]]
+            fi = fi * s2
+            for m in range(M):
+                out[a, row[m]] += fi
+
+    cdef void _predict_train(self, Py_ssize_t a) noexcept nogil:
+        cdef Py_ssize_t i, m, M = self.n_trees
+        cdef double fi
+        for i in range(self.n_points):
+            fi = 0.0
+            for m in range(M):
+                fi = fi + self.W[a, self.act[i, m]]
+            self.f[a, i] = fi * self.inv_sqrt_m
+
+    cdef int _cg(self, Py_ssize_t a, double tol, Py_ssize_t max_iter) noexcept nogil:
+        """Preconditioned CG from the current weights; returns the number of
+        iterations, or -1 if ``max_iter`` was reached."""
+        cdef Py_ssize_t k, j, it
+        cdef double bnorm2 = 0.0, rz = 0.0, rz_new, pq, step, beta, rr, dj
+        self._apply(a, self.W, self.q)
+        for k in range(self.n_ids):
+            j = self.ids[k]
+            bnorm2 += self.node_y[j] * self.node_y[j]
+            self.r[a, j] = self.node_y[j] - self.q[a, j]
+        rr = 0.0
+        for k in range(self.n_ids):
+            j = self.ids[k]
+            rr += self.r[a, j] * self.r[a, j]
+        if rr <= tol * tol * bnorm2:
+            return 0
+        for k in range(self.n_ids):
+            j = self.ids[k]
+            dj = self.diag0[j] + self.alphas[a]
+            self.z[a, j] = self.r[a, j] / dj
+            self.p[a, j] = self.z[a, j]
+            rz += self.r[a, j] * self.z[a, j]
+        for it in range(1, max_iter + 1):
+            self._apply(a, self.p, self.q)
+            pq = 0.0
+            for k in range(self.n_ids):
+                j = self.ids[k]
+                pq += self.p[a, j] * self.q[a, j]
+            step = rz / pq
+            rr = 0.0
+            for k in range(self.n_ids):
+                j = self.ids[k]
+                self.W[a, j] += step * self.p[a, j]
+                self.r[a, j] -= step * self.q[a, j]
+                rr += self.r[a, j] * self.r[a, j]
+            if rr <= tol * tol * bnorm2:
+                return <int>it
+            rz_new = 0.0
+            for k in range(self.n_ids):
+                j = self.ids[k]
+                self.z[a, j] = self.r[a, j] / (self.diag0[j] + self.alphas[a])
+                rz_new += self.r[a, j] * self.z[a, j]
+            beta = rz_new / rz
+            rz = rz_new
+            for k in range(self.n_ids):
+                j = self.ids[k]
+                self.p[a, j] = self.z[a, j] + beta * self.p[a, j]
+        return -1
+
+    def solve(self, double tol, Py_ssize_t max_iter):
+        """Solve (ΦᵀΦ + αI)w = Φᵀy for every alpha by preconditioned CG from
+        the warm-started weights, to ‖residual‖ <= tol·‖Φᵀy‖.
+
+        Returns (iterations per alpha (-1: not converged), training sum of
+        squared residuals per alpha).
+        """
+        cdef Py_ssize_t j, a, n = 0
+        for j in range(self.n_nodes):
+            if self.active[j]:
+                self.ids[n] = j
+                n += 1
+        self.n_ids = n
+        iters = np.zeros(self.n_alpha, dtype=np.int64)
+        sse = np.zeros(self.n_alpha)
+        cdef int64_t[::1] it_v = iters
+        cdef double[::1] sse_v = sse
+        cdef Py_ssize_t i
+        cdef double s
+        with nogil:
+            for a in prange(self.n_alpha, num_threads=self.n_threads, schedule="dynamic"):
+                it_v[a] = self._cg(a, tol, max_iter)
+                self._predict_train(a)
+                s = 0.0
+                for i in range(self.n_points):
+                    s = s + (self.y[i] - self.f[a, i]) * (self.y[i] - self.f[a, i])
+                sse_v[a] = s
+        return iters, sse
+
+    def weights(self):
+        """Node-space weights, shape (n_alpha, n_nodes) (zero off the active nodes)."""
+        return np.asarray(self.W).copy()
+
+    def set_weights(self, W):
+        """Replace the node-space weights (e.g. to restart from zero)."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.shape != (self.n_alpha, self.n_nodes):
+            raise ValueError(f"W must have shape {(self.n_alpha, self.n_nodes)}")
+        np.asarray(self.W)[:, :] = W * np.asarray(self.active, dtype=bool)[None, :]
+
+    def train_predictions(self):
+        """Φw on the training points at the current lifetime, shape (n_alpha, N)."""
+        cdef Py_ssize_t a
+        with nogil:
+            for a in range(self.n_alpha):
+                self._predict_train(a)
+        return np.asarray(self.f).copy()
+
+
+# --------------------------------------------------------------------------
+# SGD along the path (Sec. 4.2.2)
+# --------------------------------------------------------------------------
+cdef inline double _dloss(int loss, double y, double f) noexcept nogil:
+    if loss == 0:
+        return f - y
+    if loss == 1:
+        return -y if y * f < 1.0 else 0.0
+    if y * f > 0.0:
+        return -y * exp(-y * f) / (1.0 + exp(-y * f))
+    return -y / (1.0 + exp(y * f))
+
+
+cdef class SGDPath(_PathBase):
+    """Stochastic gradient descent on Σᵢ ℓ(yᵢ, φ(xᵢ)ᵀw + b) + (α/2)‖w‖² along
+    the path, warm-started at every split (parent weight copied to both
+    children, so predictions are unchanged by the split, Sec. 4.2.2).
+
+    ``loss``: 0 squared ½(f-y)², 1 hinge max(0, 1-yf), 2 logistic
+    log(1+exp(-yf)) (labels ±1 for the last two).  A step on point i with
+    step size η: g = ℓ'(yᵢ, fᵢ); w_j -= η(g/√M + α w_j) for the M weights
+    point i touches (the penalty is applied to touched weights only, the
+    usual sparse-SGD form); b -= η g when ``fit_intercept``.
+    """
+
+    cdef double[::1] W, y
+    cdef readonly double intercept
+    cdef double eta, alpha
+    cdef int loss
+    cdef bint fit_intercept
+
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+                 y, int loss, double eta, double alpha, bint fit_intercept):
+        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots)
+        if loss not in (0, 1, 2):
+            raise ValueError(f"loss code must be 0, 1 or 2, got {loss}")
+        self.y = y
+        self.loss = loss
+        self.eta = eta
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.intercept = 0.0
+        self.W = np.zeros(self.n_nodes)
+
+    cdef inline void _sgd_step(self, int64_t i) noexcept nogil:
+        cdef Py_ssize_t m, M = self.n_trees
+        cdef double f = self.intercept, g
+        cdef int32_t *row = &self.act[i, 0]
+        for m in range(M):
+            f += self.W[row[m]] * self.inv_sqrt_m
+        g = _dloss(self.loss, self.y[i], f)
+        for m in range(M):
+            self.W[row[m]] -= self.eta * (g * self.inv_sqrt_m + self.alpha * self.W[row[m]])
+        if self.fit_intercept:
+            self.intercept -= self.eta * g
+
+    def advance(self, double lifetime, bint cell_pass=True, const int64_t[::1] epoch_order=None):
+        """Apply the events with split time <= ``lifetime``.  After each
+        split: with ``cell_pass``, one SGD pass over the points of the split
+        cell (the only points whose features changed), in tree order; with
+        ``epoch_order``, one pass over all points in that order (the
+        authors' choice, O(N·M) per event)."""
+        cdef int64_t g, gl, gr, m, k
+        cdef Py_ssize_t done = 0, i
+        cdef bint full = epoch_order is not None
+        if full:
+            for i in range(epoch_order.shape[0]):
+                if epoch_order[i] < 0 or epoch_order[i] >= self.n_points:
+                    raise ValueError("epoch_order holds an index out of range")
+        with nogil:
+            while self.cursor < self.n_events and self.tau[self.events[self.cursor]] <= lifetime:
+                g = self.events[self.cursor]
+                gl = self.left[g]
+                gr = self.right[g]
+                m = self.tree_of[g]
+                self.W[gl] = self.W[g]
+                self.W[gr] = self.W[g]
+                self.W[g] = 0.0
+                self._move_points(gl)
+                self._move_points(gr)
+                self.cursor += 1
+                done += 1
+                if cell_pass:
+                    for k in range(self.start[g], self.end[g]):
+                        self._sgd_step(self.perm[m, k])
+                if full:
+                    for i in range(epoch_order.shape[0]):
+                        self._sgd_step(epoch_order[i])
+        return done
+
+    def epoch(self, const int64_t[::1] order):
+        """One SGD pass over the training points in ``order``."""
+        cdef Py_ssize_t i
+        for i in range(order.shape[0]):
+            if order[i] < 0 or order[i] >= self.n_points:
+                raise ValueError("order holds an index out of range")
+        with nogil:
+            for i in range(order.shape[0]):
+                self._sgd_step(order[i])
+
+    def weights(self):
+        """Node-space weights, shape (n_nodes,)."""
+        return np.asarray(self.W).copy()
+
+    def train_decision(self):
+        """φ(x)ᵀw + b for the training points at the current lifetime."""
+        out = np.empty(self.n_points)
+        cdef double[::1] o = out
+        cdef Py_ssize_t i, m
+        cdef double fi
+        with nogil:
+            for i in range(self.n_points):
+                fi = 0.0
+                for m in range(self.n_trees):
+                    fi = fi + self.W[self.act[i, m]]
+                o[i] = fi * self.inv_sqrt_m + self.intercept
+        return out
+
+
+# --------------------------------------------------------------------------
+# Held-out points along the path
+# --------------------------------------------------------------------------
+cdef class ValidationTracker:
+    """Expected features (DESIGN.md §3) of new points, advanced along λ.
+
+    For point i and tree m it keeps the current node ``cur``, the exponent
+    ``cum`` accumulated on the nodes above it, Σ eⱼ(x)(τⱼ - τ_parent(j)), and
+    the gap e_cur(x) of the current node's data box; the feature value at λ
+    is exp(-(cum + e_cur(x)(λ - τ_parent(cur))))/√M, equal to
+    ``MondrianFeatures.transform``.  λ must not decrease between calls.
+    """
+
+    cdef const double[:, ::1] X, lower, upper
+    cdef const int64_t[::1] left, right, feature
+    cdef const double[::1] threshold, tau, tau_parent
+    cdef int32_t[:, ::1] cur
+    cdef double[:, ::1] cum, gap, val
+    cdef readonly double lifetime
+    cdef readonly Py_ssize_t n_points, n_trees
+    cdef int n_threads
+
+    def __init__(self, X, left, right, feature, threshold, tau, tau_parent, lower, upper,
+                 roots, int n_threads=1):
+        self.X = X
+        self.left = left
+        self.right = right
+        self.feature = feature
+        self.threshold = threshold
+        self.tau = tau
+        self.tau_parent = tau_parent
+        self.lower = lower
+        self.upper = upper
+        self.n_points = X.shape[0]
+        self.n_trees = len(roots)
+        self.n_threads = max(1, n_threads)
+        if lower.shape[1] != X.shape[1] or upper.shape[1] != X.shape[1]:
+            raise ValueError("X and the node boxes differ in dimension")
+        cur = np.empty((self.n_points, self.n_trees), dtype=np.int32)
+        cur[:, :] = np.asarray(roots, dtype=np.int32)[None, :]
+        self.cur = cur
+        self.cum = np.zeros((self.n_points, self.n_trees))
+        self.gap = np.zeros((self.n_points, self.n_trees))
+        self.val = np.zeros((self.n_points, self.n_trees))
+        self.lifetime = 0.0
+        cdef Py_ssize_t i, m
+        with nogil:
+            for i in prange(self.n_points, num_threads=self.n_threads, schedule="static"):
+                for m in range(self.n_trees):
+                    self.gap[i, m] = self._gap(i, self.cur[i, m])
+
+    cdef inline double _gap(self, Py_ssize_t i, int64_t j) noexcept nogil:
+        cdef Py_ssize_t d
+        cdef double s = 0.0, lo, hi, x
+        for d in range(self.X.shape[1]):
+            x = self.X[i, d]
+            lo = self.lower[j, d]
+            hi = self.upper[j, d]
+            if x < lo:
+                s += lo - x
+            elif x > hi:
+                s += x - hi
+        return s
+
+    def advance(self, double lifetime):
+        """Move every point to its active node at ``lifetime`` (>= the last)
+        and compute its feature values there."""
+        if lifetime < self.lifetime:
+            raise ValueError(f"lifetime {lifetime} is below the tracker's {self.lifetime}")
+        cdef Py_ssize_t i, m
+        cdef int64_t j
+        cdef double c, e
+        with nogil:
+            for i in prange(self.n_points, num_threads=self.n_threads, schedule="static"):
+                for m in range(self.n_trees):
+                    j = self.cur[i, m]
+                    c = self.cum[i, m]
+                    e = self.gap[i, m]
+                    while self.tau[j] <= lifetime:
+                        c = c + e * (self.tau[j] - self.tau_parent[j])
+                        if self.X[i, self.feature[j]] <= self.threshold[j]:
+                            j = self.left[j]
+                        else:
+                            j = self.right[j]
+                        e = self._gap(i, j)
+                    self.cur[i, m] = <int32_t>j
+                    self.cum[i, m] = c
+                    self.gap[i, m] = e
+                    if e == 0.0:
+                        self.val[i, m] = exp(-c)
+                    else:
+                        self.val[i, m] = exp(-(c + e * (lifetime - self.tau_parent[j])))
+        self.lifetime = lifetime
+
+    def predict(self, W):
+        """Σₘ value·W[k, node] / √M for node-space weights W of shape
+        (K, n_nodes); returns shape (K, n_points)."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.ndim != 2 or W.shape[1] != self.tau.shape[0]:
+            raise ValueError("W must have shape (K, n_nodes)")
+        out = np.zeros((W.shape[0], self.n_points))
+        cdef const double[:, ::1] Wv = W
+        cdef double[:, ::1] o = out
+        cdef Py_ssize_t i, m, k, K = W.shape[0]
+        cdef double s = 1.0 / sqrt(<double>self.n_trees), acc
+        with nogil:
+            for i in prange(self.n_points, num_threads=self.n_threads, schedule="static"):
+                for k in range(K):
+                    acc = 0.0
+                    for m in range(self.n_trees):
+                        acc = acc + self.val[i, m] * Wv[k, self.cur[i, m]]
+                    o[k, i] = acc * s
+        return out
+
+    def active_nodes(self):
+        """Copy of the (n_points, M) table of current nodes."""
+        return np.asarray(self.cur).copy()
+
+    def values(self):
+        """Copy of the (n_points, M) feature values times √M."""
+        return np.asarray(self.val).copy()
