@@ -122,5 +122,7 @@ def check_array_input(estimator, X, *, reset: bool, name: str = "X",
 
 def _check_range(X: np.ndarray, name: str) -> None:
     """Reject data whose per-feature ranges overflow double precision."""
-    if X.size and not np.isfinite(np.sum(np.ptp(X, axis=0))):
+    with np.errstate(over="ignore"):
+        total = np.sum(np.ptp(X, axis=0)) if X.size else 0.0
+    if not np.isfinite(total):
         raise ValueError(f"{name}: the feature ranges overflow double precision; rescale {name}")

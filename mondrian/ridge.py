@@ -150,8 +150,10 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     solver : {'auto', 'cholesky', 'cg'}, default='auto'
         See :func:`ridge_solve`: exact Cholesky (primal or dual, whichever is
         smaller) or Jacobi-preconditioned conjugate gradients to ``tol``.
-    tol : float, default=1e-10
-        Relative residual tolerance of the 'cg' solver.
+    tol : float, default=1e-8
+        Relative residual tolerance of the 'cg' solver.  On the CPU data
+        (M = 350, λ = 1e-6, α = 0.1) 1e-8 gives weights within 3e-6
+        relative of the exact solution (550 iterations), 1e-10 within 3e-8.
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
     n_jobs : int or None, default=None
         Threads for the trees and features (None: 1; -1: all cores).
@@ -171,7 +173,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, alpha: float = 1.0, *,
-                 solver: str = "auto", tol: float = 1e-10, random_state=None,
+                 solver: str = "auto", tol: float = 1e-8, random_state=None,
                  n_jobs: int | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime

@@ -1,0 +1,91 @@
+"""Mondrian features on data the size of CPU (6554 x 21), paper setting lambda = 1e-6.
+
+Run from ``asv_bench/``: ``asv run --python=same`` (current environment), or
+``asv run`` to build the wheel in a fresh virtualenv.  Each benchmark is read
+together with the scikit-learn ``ExtraTreesRegressor`` of the same size
+(350 trees, one random feature per split, 15 leaves, no bootstrap: about the
+work of growing the Mondrian trees), measured in the same run.
+"""
+import numpy as np
+
+try:
+    from mondrian import MondrianFeatures, MondrianKernelRidge
+    from mondrian.datasets import load_cpu
+except ImportError:  # older commits
+    MondrianFeatures = None
+
+from sklearn.ensemble import ExtraTreesRegressor
+
+
+def _cpu():
+    data = load_cpu()
+    return data.X_train, data.y_train, data.X_test, data.y_test
+
+
+class MondrianFeaturesCPU:
+    params = ([50, 350], [1, 2])
+    param_names = ["n_trees", "n_jobs"]
+    timeout = 120
+
+    def setup(self, n_trees, n_jobs):
+        self.X, self.y, self.X_test, self.y_test = _cpu()
+        self.mf = MondrianFeatures(n_trees=n_trees, lifetime=1e-6, random_state=0,
+                                   n_jobs=n_jobs).fit(self.X)
+
+    def time_fit(self, n_trees, n_jobs):
+        MondrianFeatures(n_trees=n_trees, lifetime=1e-6, random_state=0,
+                         n_jobs=n_jobs).fit(self.X)
+
+    def time_fit_transform(self, n_trees, n_jobs):
+        MondrianFeatures(n_trees=n_trees, lifetime=1e-6, random_state=0,
+                         n_jobs=n_jobs).fit_transform(self.X)
+
+    def time_transform_test(self, n_trees, n_jobs):
+        self.mf.transform(self.X_test)
+
+    def time_transform_train(self, n_trees, n_jobs):
+        self.mf.transform(self.X)
+
+    def peakmem_fit_transform(self, n_trees, n_jobs):
+        MondrianFeatures(n_trees=n_trees, lifetime=1e-6, random_state=0,
+                         n_jobs=n_jobs).fit_transform(self.X)
+
+    def track_n_columns(self, n_trees, n_jobs):
+        return self.mf.n_cells_
+
+
+class ExtraTreesReferenceCPU:
+    """The issue's reference: a forest of the same size from scikit-learn."""
+
+    params = ([50, 350],)
+    param_names = ["n_estimators"]
+    timeout = 120
+
+    def setup(self, n_estimators):
+        self.X, self.y, _, _ = _cpu()
+
+    def time_fit(self, n_estimators):
+        ExtraTreesRegressor(n_estimators=n_estimators, max_features=1, max_leaf_nodes=15,
+                            bootstrap=False, n_jobs=2, random_state=0).fit(self.X, self.y)
+
+
+class MondrianKernelRidgeCPU:
+    params = ([50, 350],)
+    param_names = ["n_trees"]
+    timeout = 300
+
+    def setup(self, n_trees):
+        self.X, self.y, self.X_test, self.y_test = _cpu()
+        self.model = MondrianKernelRidge(n_trees=n_trees, lifetime=1e-6, alpha=0.1,
+                                         random_state=0, n_jobs=2).fit(self.X, self.y)
+
+    def time_fit(self, n_trees):
+        MondrianKernelRidge(n_trees=n_trees, lifetime=1e-6, alpha=0.1, random_state=0,
+                            n_jobs=2).fit(self.X, self.y)
+
+    def time_predict(self, n_trees):
+        self.model.predict(self.X_test)
+
+    def track_test_error_percent(self, n_trees):
+        pred = self.model.predict(self.X_test)
+        return float(100 * np.linalg.norm(pred - self.y_test) / np.linalg.norm(self.y_test))
