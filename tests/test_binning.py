@@ -1,0 +1,158 @@
+"""RandomBinningFeatures: sparse, exact bin numbering, unbiased for the Laplace kernel."""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mondrian import RandomBinningFeatures, laplace_kernel
+
+
+def per_grid_same_bin(rb, Phi_a, Phi_b):
+    """Per-grid indicators [x, y share a bin]: shape (n_a, n_b, P).
+
+    Row entries are sorted by column and grid g owns the column block
+    bin_offsets_[g]:bin_offsets_[g+1], so a row's grid-g column (or -1) is
+    found by search.
+    """
+    P = rb.n_grids
+
+    def cols(Phi):
+        Phi = sp.csr_array(Phi)
+        out = np.full((Phi.shape[0], P), -1)
+        for i in range(Phi.shape[0]):
+            c = Phi.indices[Phi.indptr[i]:Phi.indptr[i + 1]]
+            out[i, np.searchsorted(rb.bin_offsets_, c, side="right") - 1] = c
+        return out
+
+    ca, cb = cols(Phi_a), cols(Phi_b)
+    return ((ca[:, None, :] == cb[None, :, :]) & (ca[:, None, :] >= 0)).astype(float)
+
+
+def assert_unbiased(values, exact):
+    """Mean over independent grids within 5 standard errors of the kernel.
+
+    Grid indicators are iid Bernoulli(k); with P = 6000 the mean is close to
+    normal, a 5-SE miss has probability < 6e-7 per pair (< 1e-4 over the
+    pairs here).  Pairs with k ≈ 0 have zero spread and must then be exact.
+    """
+    P = values.shape[-1]
+    mean = values.mean(axis=-1)
+    se = np.sqrt(exact * (1 - exact) / P)
+    assert np.all(np.abs(mean - exact) <= 5 * se + 1e-3 / P)
+
+
+def test_unbiased_train_and_new_points(rng):
+    X = rng.random((15, 2))
+    # New points inside the training range and outside it.
+    Y = np.vstack([rng.random((6, 2)), np.array([[1.2, 0.5], [-0.2, 1.1], [1.05, 1.05]])])
+    rb = RandomBinningFeatures(lifetime=3.0, n_grids=6000, random_state=2).fit(X)
+    Phi_x, Phi_y = rb.transform(X), rb.transform(Y)
+    assert_unbiased(per_grid_same_bin(rb, Phi_x, Phi_y), laplace_kernel(X, Y, 3.0))
+    assert_unbiased(per_grid_same_bin(rb, Phi_x, Phi_x), laplace_kernel(X, X, 3.0))
+
+
+def test_sparse_layout(rng):
+    X = rng.random((40, 3))
+    rb = RandomBinningFeatures(lifetime=2.0, n_grids=25, random_state=0)
+    Phi = rb.fit_transform(X)
+    assert isinstance(Phi, sp.csr_array)
+    assert Phi.shape == (40, rb.n_bins_)
+    assert np.array_equal(np.diff(Phi.indptr), np.full(40, 25))
+    np.testing.assert_array_equal(Phi.data, 1 / 5.0)
+    assert (Phi != rb.transform(X)).nnz == 0
+    # One entry per grid, in the grid's column block.
+    grid = np.searchsorted(rb.bin_offsets_, Phi.indices, side="right") - 1
+    assert np.array_equal(grid.reshape(40, 25), np.tile(np.arange(25), (40, 1)))
+    # Self-kernel is exactly 1 for training points.
+    np.testing.assert_allclose((Phi @ Phi.T).diagonal(), 1.0)
+
+
+def test_bins_match_definition(rng):
+    """Two training points share a column iff all bin coordinates ⌊(x - u)/δ⌋ agree (no collisions)."""
+    X = rng.random((60, 3))
+    rb = RandomBinningFeatures(lifetime=4.0, n_grids=10, random_state=1)
+    Phi = rb.fit_transform(X)
+    cols = Phi.indices.reshape(60, 10)
+    for g in range(10):
+        b = np.floor((X - rb.shift_[g]) * (1.0 / rb.pitch_[g])).astype(np.int64)
+        same_bin = np.all(b[:, None, :] == b[None, :, :], axis=2)
+        same_col = cols[:, None, g] == cols[None, :, g]
+        assert np.array_equal(same_bin, same_col)
+        assert np.all((rb.shift_[g] >= 0) & (rb.shift_[g] < rb.pitch_[g]))
+
+
+def test_unseen_bins_get_zero(rng):
+    X = rng.random((30, 2))
+    rb = RandomBinningFeatures(lifetime=2.0, n_grids=50, random_state=0).fit(X)
+    far = rb.transform(np.array([[100.0, -100.0]]))
+    assert far.nnz == 0
+    assert far.shape == (1, rb.n_bins_)
+
+
+def test_pitch_distribution():
+    """Gamma(2, 1/λ): mean 2/λ, variance 2/λ².  20000 draws: s.e. of the mean
+    ≈ 0.0025 for λ = 4 (mean 0.5); tolerance 0.02 is 8 s.e."""
+    rb = RandomBinningFeatures(lifetime=4.0, n_grids=10000, random_state=0).fit(np.zeros((2, 2)))
+    assert abs(rb.pitch_.mean() - 0.5) < 0.02
+    assert abs(rb.pitch_.var() - 2 / 16) < 0.01
+
+
+def test_error_falls_like_inverse_sqrt(rng):
+    """MSE of k̂ is k(1-k)/P: 16× grids → 1/16 MSE; averaged over seeds and pairs
+    the ratio is near 16, [10, 26] leaves room for its spread."""
+    X = rng.random((20, 2))
+    K = laplace_kernel(X, lifetime=3.0)
+    iu = np.triu_indices(20, 1)
+
+    def mse(P):
+        out = []
+        for seed in range(8):
+            Phi = RandomBinningFeatures(lifetime=3.0, n_grids=P, random_state=seed).fit_transform(X)
+            out.append(np.mean(((Phi @ Phi.T).toarray() - K)[iu] ** 2))
+        return np.mean(out)
+
+    assert 10 < mse(50) / mse(800) < 26
+
+
+def test_determinism_threads_pickle(rng):
+    X = rng.random((200, 4))
+    a = RandomBinningFeatures(n_grids=40, random_state=3).fit_transform(X)
+    b = RandomBinningFeatures(n_grids=40, random_state=3, n_jobs=2).fit_transform(X)
+    c = RandomBinningFeatures(n_grids=40, random_state=4).fit_transform(X)
+    assert (a != b).nnz == 0
+    assert a.shape != c.shape or (a != c).nnz > 0
+    rb = RandomBinningFeatures(n_grids=40, random_state=3).fit(X)
+    Y = rng.random((20, 4)) * 2
+    assert (pickle.loads(pickle.dumps(rb)).transform(Y) != rb.transform(Y)).nnz == 0
+
+
+def test_huge_lifetime_raises(rng):
+    X = rng.random((5, 2)) * 1e6
+    with pytest.raises(ValueError, match="pitch"):
+        RandomBinningFeatures(lifetime=1e300, n_grids=3, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("params, exc, match", [
+    (dict(lifetime=0.0), ValueError, "lifetime"),
+    (dict(lifetime=-2.0), ValueError, "lifetime"),
+    (dict(lifetime=float("nan")), ValueError, "lifetime"),
+    (dict(n_grids=0), ValueError, "n_grids"),
+    (dict(n_grids=True), TypeError, "n_grids"),
+])
+def test_bad_parameters(params, exc, match):
+    with pytest.raises(exc, match=match):
+        RandomBinningFeatures(**params).fit(np.ones((3, 2)))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="NaN"):
+        RandomBinningFeatures().fit(np.array([[0.0, np.nan]]))
+    with pytest.raises(TypeError, match="sparse"):
+        RandomBinningFeatures().fit(sp.csr_array(np.ones((3, 2))))
+
+
+@parametrize_with_checks([RandomBinningFeatures(n_grids=10, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

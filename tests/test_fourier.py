@@ -1,0 +1,147 @@
+"""RandomFourierFeatures: unbiased for the Laplace and Gaussian kernels (Rahimi & Recht 2007)."""
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.kernel_approximation import RBFSampler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mondrian import RandomFourierFeatures, gaussian_kernel, laplace_kernel
+
+
+def per_frequency(Z_a, Z_b):
+    """Per-frequency kernel values m (cos cos + sin sin): shape (n_a, n_b, m)."""
+    m = Z_a.shape[1] // 2
+    A = Z_a.reshape(Z_a.shape[0], m, 2)
+    B = Z_b.reshape(Z_b.shape[0], m, 2)
+    return m * np.einsum("ikc,jkc->ijk", A, B)
+
+
+def assert_unbiased(values, exact):
+    """Mean over independent frequencies within 5 standard errors of the kernel.
+
+    Per-frequency values cos(ωᵀ(x - y)) are iid and bounded by 1, so their
+    mean is close to normal with m = 20000; a 5-SE deviation has probability
+    < 6e-7 per pair, < 1e-4 over the ~100 pairs checked here.
+    """
+    m = values.shape[-1]
+    mean = values.mean(axis=-1)
+    se = values.std(axis=-1) / np.sqrt(m)
+    assert np.all(np.abs(mean - exact) <= 5 * se + 1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["laplace", "gaussian"])
+def test_unbiased_inside_and_outside(rng, kernel):
+    X = rng.random((8, 3))
+    Y = np.vstack([rng.random((6, 3)), 3.0 + rng.random((4, 3))])  # inside and outside [0,1]^3
+    ls = np.array([0.3, 1.0, 2.0])
+    rff = RandomFourierFeatures(kernel=kernel, lifetime=2.0, length_scale=ls,
+                                n_components=20000, random_state=1).fit(X)
+    exact = laplace_kernel(X, Y, 2.0) if kernel == "laplace" else gaussian_kernel(X, Y, ls)
+    assert_unbiased(per_frequency(rff.transform(X), rff.transform(Y)), exact)
+
+
+def test_layout_and_diagonal(rng):
+    X = rng.random((10, 4))
+    Z = RandomFourierFeatures(n_components=30, random_state=0).fit_transform(X)
+    assert Z.shape == (10, 60)
+    # cos² + sin² = 1 per frequency, so k̂(x, x) = 1 exactly.
+    np.testing.assert_allclose((Z * Z).sum(axis=1), 1.0, rtol=1e-12)
+    rff = RandomFourierFeatures(n_components=30, random_state=0).fit(X)
+    np.testing.assert_allclose(Z[:, 0], np.cos(X @ rff.frequencies_[:, 0]) / np.sqrt(30))
+    np.testing.assert_allclose(Z[:, 1], np.sin(X @ rff.frequencies_[:, 0]) / np.sqrt(30))
+
+
+def test_error_falls_like_inverse_sqrt(rng):
+    """Mean squared error of k̂ is Var/m: 16 times the components, 1/16 the MSE.
+
+    Averaged over 8 seeds and 190 pairs the MSE ratio concentrates near 16;
+    [10, 26] allows for its sampling spread (chi-square-like, few % rel. s.d.).
+    """
+    X = rng.random((20, 2))
+    K = laplace_kernel(X, lifetime=3.0)
+    iu = np.triu_indices(20, 1)
+
+    def mse(m):
+        errs = []
+        for seed in range(8):
+            Z = RandomFourierFeatures(lifetime=3.0, n_components=m, random_state=seed).fit_transform(X)
+            errs.append(np.mean((Z @ Z.T - K)[iu] ** 2))
+        return np.mean(errs)
+
+    ratio = mse(50) / mse(800)
+    assert 10 < ratio < 26
+
+
+def test_frequencies_are_cauchy_and_gaussian():
+    """Quartiles of Cauchy(0, λ) are ±λ; a Gaussian frequency has s.d. 1/ℓ.
+
+    With 200000 draws the sample quartile's s.e. is about 0.005 λ (Cauchy)
+    and the sample s.d.'s relative s.e. about 0.0016: tolerances are > 5 s.e.
+    """
+    X = np.zeros((1, 2))
+    W = RandomFourierFeatures(lifetime=4.0, n_components=100000, random_state=3).fit(X).frequencies_
+    q = np.quantile(W.ravel(), [0.25, 0.75])
+    np.testing.assert_allclose(q, [-4.0, 4.0], atol=0.1)
+    W = RandomFourierFeatures(kernel="gaussian", length_scale=[0.5, 2.0], n_components=100000,
+                              random_state=3).fit(X).frequencies_
+    np.testing.assert_allclose(W.std(axis=1), [2.0, 0.5], rtol=0.01)
+
+
+def test_matches_rbfsampler_kernel(rng):
+    """Same kernel as scikit-learn's RBFSampler (gamma = 1/(2ℓ²)), different convention.
+
+    Both estimate exp(-γ‖x - y‖²): with 20000 frequencies each estimate is
+    within ~0.01 (s.d. ≤ 1/√20000 ≈ 0.007 per pair for cos pairs, ≤ 0.01 for
+    RBFSampler's random phases); 0.05 is over 5 s.d.
+    """
+    X = rng.random((10, 3))
+    exact = gaussian_kernel(X, length_scale=0.7)
+    Z = RandomFourierFeatures(kernel="gaussian", length_scale=0.7, n_components=20000,
+                              random_state=0).fit_transform(X)
+    S = RBFSampler(gamma=1 / (2 * 0.7**2), n_components=20000, random_state=0).fit_transform(X)
+    assert Z.shape[1] == 2 * S.shape[1]
+    assert np.abs(Z @ Z.T - exact).max() < 0.05
+    assert np.abs(S @ S.T - exact).max() < 0.05
+
+
+def test_determinism_and_pickle(rng):
+    X = rng.random((15, 3))
+    a = RandomFourierFeatures(n_components=20, random_state=7).fit_transform(X)
+    b = RandomFourierFeatures(n_components=20, random_state=7).fit_transform(X)
+    c = RandomFourierFeatures(n_components=20, random_state=8).fit_transform(X)
+    assert np.array_equal(a, b)
+    assert not np.allclose(a, c)
+    rff = RandomFourierFeatures(n_components=20, random_state=7).fit(X)
+    assert np.array_equal(pickle.loads(pickle.dumps(rff)).transform(X), a)
+
+
+@pytest.mark.parametrize("params, exc, match", [
+    (dict(lifetime=0.0), ValueError, "lifetime"),
+    (dict(lifetime=-1.0), ValueError, "lifetime"),
+    (dict(kernel="gaussian", length_scale=0.0), ValueError, "length_scale"),
+    (dict(kernel="gaussian", length_scale=[1.0, -1.0, 1.0]), ValueError, "length_scale"),
+    (dict(kernel="gaussian", length_scale=[1.0, 1.0]), ValueError, "length_scale"),
+    (dict(n_components=0), ValueError, "n_components"),
+    (dict(n_components=2.5), TypeError, "n_components"),
+    (dict(kernel="cosine"), ValueError, "kernel"),
+])
+def test_bad_parameters(params, exc, match):
+    with pytest.raises(exc, match=match):
+        RandomFourierFeatures(**params).fit(np.ones((3, 3)))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="NaN"):
+        RandomFourierFeatures().fit(np.array([[0.0, np.nan]]))
+    rff = RandomFourierFeatures(random_state=0).fit(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="features"):
+        rff.transform(np.ones((3, 5)))
+
+
+@parametrize_with_checks([
+    RandomFourierFeatures(n_components=10, random_state=0),
+    RandomFourierFeatures(kernel="gaussian", n_components=10, random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
