@@ -27,7 +27,9 @@ static const double C1 = 4.16666666666666019037e-02, C2 = -1.3888888888874109574
 void mt_cos_sin_pairs(const double *restrict t, size_t n, double scale, double *restrict out)
 {
     for (size_t i = 0; i < n; i++) {
-        double x = t[i];
+        /* Out-of-range (or NaN) arguments are computed as 0 here, which keeps
+         * the integer conversion below defined; the second loop redoes them. */
+        double x = fabs(t[i]) <= MT_SINCOS_FAST_MAX ? t[i] : 0.0;
         double kd = (x * INV_PIO2 + ROUND_MAGIC) - ROUND_MAGIC;
         double r = ((x - kd * PIO2_1) - kd * PIO2_2) - kd * PIO2_3;
         double z = r * r;
