@@ -50,8 +50,7 @@ def test_fig6(tmp_path):
 
 
 def test_slides_table(tmp_path):
-    home = data_home_path(os.environ.get("MONDRIAN_DATA") or
-                          Path(__file__).resolve().parents[2] / "shared" / "data")
+    home = _shared_home()
     if not (home / "nursery" / "nursery.data").is_file() or not (home / "cod_rna").is_dir():
         pytest.skip(f"shared datasets not found under {home}")
     run_experiment("slides-table", tmp_path, "--datasets", "nursery", "cod-rna",
@@ -65,3 +64,41 @@ def test_slides_table(tmp_path):
         assert float(r["train_seconds"]) > 0
         assert "subsample" in r["note"] or r["note"] == "all training points"
     assert any("subsample 500" in r["note"] for r in rows)
+
+
+def _shared_home():
+    return data_home_path(os.environ.get("MONDRIAN_DATA") or
+                          Path(__file__).resolve().parents[2] / "shared" / "data")
+
+
+def test_shared_loaders():
+    from mondrian.datasets.shared import load_a9a, load_cod_rna, load_covertype, load_nursery
+
+    home = _shared_home()
+    if not home.is_dir():
+        pytest.skip(f"shared datasets not found under {home}")
+    # Sizes and label sets documented in each PROVENANCE.md.
+    expect = {load_nursery: (12960, 8, {0, 1, 2, 3, 4}), load_cod_rna: (59535, 8, {-1, 1}),
+              load_a9a: (48842, 123, {-1, 1}), load_covertype: (100000, 54, {-1, 1})}
+    for load, (n, d, labels) in expect.items():
+        data = load(home)
+        assert data.X_train.shape[0] + data.X_test.shape[0] == n
+        assert data.X_train.shape[1] == data.X_test.shape[1] == d
+        assert set(np.unique(np.concatenate([data.y_train, data.y_test]))) == labels
+        assert data.X_train.dtype == np.float64 and np.all(np.isfinite(data.X_train))
+    a9a = load_a9a(home)
+    assert a9a.X_train.shape[0] == 32561 and set(np.unique(a9a.X_train)) == {0.0, 1.0}
+    nursery = load_nursery(home, test_fraction=0.25, random_state=1)
+    assert nursery.X_test.shape[0] == 3240
+    assert np.array_equal(load_nursery(home, random_state=1).y_train,
+                          load_nursery(home, random_state=1).y_train)
+
+
+def test_missing_data_home(tmp_path):
+    from mondrian.datasets.shared import load_nursery
+
+    with pytest.raises(FileNotFoundError, match=str(tmp_path)):
+        load_nursery(tmp_path)
+    # The split fraction is checked before any file is read.
+    with pytest.raises(ValueError, match="test_fraction"):
+        load_nursery(tmp_path, test_fraction=1.0)
