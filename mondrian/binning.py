@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._ext._binning import binning_fit, binning_lookup
@@ -23,7 +23,7 @@ from ._validation import (check_array_input, check_int, check_positive_float,
 __all__ = ["RandomBinningFeatures"]
 
 
-class RandomBinningFeatures(TransformerMixin, BaseEstimator):
+class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Sparse random binning features of the Laplace kernel exp(-λ‖x - y‖₁).
 
     ``fit`` draws ``n_grids`` random grids and numbers the bins that the
@@ -176,6 +176,11 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         out = sp.csr_array((data, indices, indptr), shape=(n, self.n_bins_), copy=False)
         out.has_sorted_indices = True
         return out
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output columns, for ``get_feature_names_out``."""
+        return self.n_bins_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (check_array_input, check_int, check_positive_float,
@@ -69,7 +69,7 @@ def maclaurin_coefficients(kernel: str, n_terms: int, *, degree: int | None = No
     raise ValueError(f"kernel must be one of {_KERNELS}, got {kernel!r}")
 
 
-class RandomMaclaurinFeatures(TransformerMixin, BaseEstimator):
+class RandomMaclaurinFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random Maclaurin features of a dot-product kernel f(⟨x, y⟩) = Σ aₙ⟨x, y⟩ⁿ.
 
     Each of the ``n_components`` features draws a degree N ≥ 0 with
@@ -258,6 +258,12 @@ class RandomMaclaurinFeatures(TransformerMixin, BaseEstimator):
             Z[:, positive] = np.multiply.reduceat(proj, offsets[:-1][positive], axis=1)
         Z *= self.weights_
         return Z
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output columns, for ``get_feature_names_out``."""
+        m = self.degrees_.shape[0]
+        return 1 + self.n_features_in_ + m if self.h01 else m
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,6 +1,7 @@
 """The main job: ``python -m mondrian``."""
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -48,6 +49,9 @@ def test_bad_dataset_is_reported(tmp_path, capsys):
 
 
 def test_module_entry_point_help():
+    # Run from the checkout's root, as the README does: the source tree comes first on
+    # sys.path there, and must defer to the installed package (or editable build).
+    root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-m", "mondrian", "--help"], capture_output=True,
-                         text=True, check=True).stdout
+                         text=True, check=True, cwd=root).stdout
     assert "fit" in out and "experiment" in out
