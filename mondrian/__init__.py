@@ -46,6 +46,8 @@ from .fourier import RandomFourierFeatures
 from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, laplace_kernel,
                       polynomial_kernel)
 from .maclaurin import RandomMaclaurinFeatures
+from .path import LifetimePosterior
+from .path_estimators import MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .ridge import MondrianKernelRidge, ridge_solve
 
 __version__ = "0.1.0"
@@ -62,5 +64,8 @@ __all__ = [
     "polynomial_kernel",
     "dot_product_kernel",
     "ridge_solve",
+    "MondrianKernelRidgeCV",
+    "MondrianKernelClassifierCV",
+    "LifetimePosterior",
     "__version__",
 ]

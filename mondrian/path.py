@@ -131,10 +131,42 @@ class SplitEvents:
         """Number of cells at the terminal lifetime, M + n_events."""
         return self.n_trees + int(self.times.shape[0])
 
-    def base_args(self) -> tuple:
+    @property
+    def n_points(self) -> int:
+        """Number of points the trees were grown on."""
+        return int(self.arrays["perm"].shape[1])
+
+    def base_args(self, is_train: np.ndarray) -> tuple:
         a = self.arrays
         return (a["left"], a["right"], a["tree_of"], a["start"], a["end"], a["perm"],
-                a["tau"], self.nodes, self.roots)
+                a["tau"], self.nodes, self.roots, is_train)
+
+    def learner_inputs(self, y, train_mask=None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                         np.ndarray]:
+        """Validated (y, is_train as uint8, Φᵀy per node, training count per node).
+
+        ``y`` has one value per point the trees were grown on; points with
+        ``train_mask`` False (held-out points inside the trees, whose
+        features are then exact) are ignored by the learners.
+        """
+        n = self.n_points
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if y.shape != (n,):
+            raise ValueError(f"y must have shape ({n},), got {y.shape}")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y must be finite")
+        if train_mask is None:
+            mask = np.ones(n, dtype=bool)
+        else:
+            mask = np.asarray(train_mask, dtype=bool)
+            if mask.shape != (n,):
+                raise ValueError(f"train_mask must have shape ({n},), got {mask.shape}")
+            if not mask.any():
+                raise ValueError("train_mask selects no training point")
+        yt = np.where(mask, y, 0.0)
+        node_y = self.node_sums(yt) / np.sqrt(self.n_trees)
+        counts = self.node_sums(mask.astype(np.float64))
+        return np.ascontiguousarray(yt), mask.astype(np.uint8), node_y, counts
 
     def node_sums(self, values: np.ndarray) -> np.ndarray:
         """Σ of ``values`` (one per training point) over every node's points."""
@@ -261,26 +293,27 @@ class ExactRidgePath:
     ----------
     events : SplitEvents
     y : ndarray of shape (N,)
-        Training targets in fit order (centre them first; the model has no
-        intercept).
+        Targets of the points the trees were grown on, in fit order (centre
+        them first; the model has no intercept).
     alphas : sequence of float
+    train_mask : ndarray of bool, shape (N,), optional
+        Points that enter the ridge fit (default all); the others (held out
+        for validation) keep exact features and are predicted by
+        :meth:`predict_points`.
     n_jobs : int or None
         Threads over alphas.
     """
 
-    def __init__(self, events: SplitEvents, y, alphas, *, n_jobs: int | None = None):
+    def __init__(self, events: SplitEvents, y, alphas, *, train_mask=None,
+                 n_jobs: int | None = None):
         self.events = events
         self.alphas = check_alphas(alphas)
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        n_points = events.arrays["perm"].shape[1]
-        if y.shape != (n_points,):
-            raise ValueError(f"y must have shape ({n_points},), got {y.shape}")
         check_exact_size(events.n_columns, self.alphas.shape[0])
+        y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
         self.y = y
         self.yty = float(y @ y)
-        self.n_points = n_points
-        scale = 1.0 / np.sqrt(events.n_trees)
-        self._state = _path.CholeskyPath(*events.base_args(), events.node_sums(y) * scale,
+        self.n_points = int(is_train.sum())
+        self._state = _path.CholeskyPath(*events.base_args(is_train), node_y, counts,
                                          self.alphas, events.n_columns,
                                          resolve_n_jobs(n_jobs))
 
@@ -303,6 +336,12 @@ class ExactRidgePath:
         out = np.zeros((w.shape[0], self.events.n_nodes))
         out[:, ids] = w
         return out
+
+    def predict_points(self, rows, n_jobs: int | None = None) -> np.ndarray:
+        """Current predictions Φŵ of the points ``rows`` (indices into the
+        points the trees were grown on), shape (n_alphas, len(rows))."""
+        return self._state.gather(self.node_weights(), np.asarray(rows, dtype=np.int64),
+                                  resolve_n_jobs(n_jobs))
 
     def factor(self, alpha_index: int = 0) -> np.ndarray:
         """Current Cholesky factor of A (columns ordered as :meth:`weights`)."""
@@ -388,29 +427,30 @@ class CGRidgePath:
     events : SplitEvents
     y : ndarray of shape (N,)
     alphas : sequence of float
-    tol : float
-        Relative residual tolerance.
+    train_mask : ndarray of bool, shape (N,), optional
+        Points that enter the fit (default all); see :class:`ExactRidgePath`.
+    tol : float, default=1e-4
+        Relative residual tolerance ‖(ΦᵀΦ + αI)w - Φᵀy‖ ≤ tol·‖Φᵀy‖
+        (scikit-learn's sparse_cg default).
     max_iter : int
         Iteration cap per solve; reaching it raises ``RuntimeError``.
     n_jobs : int or None
-        Threads over alphas.
+        Threads for the products with ΦᵀΦ.
     """
 
-    def __init__(self, events: SplitEvents, y, alphas, *, tol: float = 1e-6,
-                 max_iter: int = 2000, n_jobs: int | None = None):
+    def __init__(self, events: SplitEvents, y, alphas, *, train_mask=None, tol: float = 1e-4,
+                 max_iter: int = 5000, warm_start: str = "dual", n_jobs: int | None = None):
+        if warm_start not in ("dual", "copy"):
+            raise ValueError(f"warm_start must be 'dual' or 'copy', got {warm_start!r}")
+        self.warm_start = warm_start
         self.events = events
         self.alphas = check_alphas(alphas)
         self.tol = check_positive_float(tol, "tol")
         self.max_iter = check_int(max_iter, "max_iter")
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        n_points = events.arrays["perm"].shape[1]
-        if y.shape != (n_points,):
-            raise ValueError(f"y must have shape ({n_points},), got {y.shape}")
-        a = events.arrays
-        counts = (a["end"] - a["start"]).astype(np.float64)
-        scale = 1.0 / np.sqrt(events.n_trees)
-        self._state = _path.CGPath(*events.base_args(), events.node_sums(y) * scale, counts,
-                                   y, self.alphas, resolve_n_jobs(n_jobs))
+        self.n_threads = resolve_n_jobs(n_jobs)
+        y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
+        self._state = _path.CGPath(*events.base_args(is_train), node_y, counts, y,
+                                   self.alphas, self.n_threads)
         self.lifetime = 0.0
 
     def solve_at(self, lifetime: float) -> tuple[np.ndarray, np.ndarray]:
@@ -425,7 +465,7 @@ class CGRidgePath:
         lifetime = float(lifetime)
         if lifetime < self.lifetime:
             raise ValueError(f"lifetime {lifetime} is below the path's {self.lifetime}")
-        self._state.advance(lifetime)
+        self._state.advance(lifetime, self.warm_start == "dual")
         self.lifetime = lifetime
         iters, sse = self._state.solve(self.tol, self.max_iter)
         if np.any(iters < 0):
@@ -437,6 +477,11 @@ class CGRidgePath:
     def node_weights(self) -> np.ndarray:
         """Current weights in node space, shape (n_alphas, n_nodes)."""
         return self._state.weights()
+
+    def predict_points(self, rows) -> np.ndarray:
+        """Current predictions of the points ``rows``, shape (n_alphas, len(rows))."""
+        return self._state.gather(self._state.weights(), np.asarray(rows, dtype=np.int64),
+                                  self.n_threads)
 
 
 # --------------------------------------------------------------------------
@@ -468,7 +513,7 @@ class SGDPath:
         Orders of the full passes.
     """
 
-    def __init__(self, events: SplitEvents, y, *, loss: str = "squared",
+    def __init__(self, events: SplitEvents, y, *, train_mask=None, loss: str = "squared",
                  learning_rate: float = 0.5, alpha: float = 1e-4, fit_intercept: bool = True,
                  pass_: str = "cell", random_state: np.random.Generator | None = None):
         if loss not in _LOSSES:
@@ -478,14 +523,12 @@ class SGDPath:
         self.events = events
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
         self.alpha = check_positive_float(alpha, "alpha", allow_zero=True)
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        n_points = events.arrays["perm"].shape[1]
-        if y.shape != (n_points,):
-            raise ValueError(f"y must have shape ({n_points},), got {y.shape}")
+        y, is_train, _, _ = events.learner_inputs(y, train_mask)
+        self.rows = np.flatnonzero(is_train).astype(np.int64)
         self.pass_ = pass_
         self.rng = np.random.default_rng() if random_state is None else random_state
-        self._state = _path.SGDPath(*events.base_args(), y, _LOSSES[loss], self.learning_rate,
-                                    self.alpha, bool(fit_intercept))
+        self._state = _path.SGDPath(*events.base_args(is_train), y, _LOSSES[loss],
+                                    self.learning_rate, self.alpha, bool(fit_intercept))
         self.lifetime = 0.0
 
     def advance(self, lifetime: float, *, learn: bool = True) -> int:
@@ -496,16 +539,15 @@ class SGDPath:
             raise ValueError(f"lifetime {lifetime} is below the path's {self.lifetime}")
         order = None
         if learn and self.pass_ == "full":
-            order = self.rng.permutation(self.events.arrays["perm"].shape[1]).astype(np.int64)
+            order = self.rng.permutation(self.rows)
         done = self._state.advance(lifetime, learn and self.pass_ == "cell", order)
         self.lifetime = lifetime
         return int(done)
 
     def epochs(self, n_epochs: int) -> None:
         """``n_epochs`` full SGD passes in random order at the current lifetime."""
-        n = self.events.arrays["perm"].shape[1]
-        for _ in range(n_epochs):
-            self._state.epoch(self.rng.permutation(n).astype(np.int64))
+        for _ in range(check_int(n_epochs, "n_epochs", minimum=0)):
+            self._state.epoch(self.rng.permutation(self.rows))
 
     def node_weights(self) -> np.ndarray:
         """Weights in node space, shape (n_nodes,)."""
@@ -515,9 +557,11 @@ class SGDPath:
     def intercept(self) -> float:
         return float(self._state.intercept)
 
-    def train_decision(self) -> np.ndarray:
-        """φ(x)ᵀw + b on the training points at the current lifetime."""
-        return self._state.train_decision()
+    def decision_points(self, rows=None) -> np.ndarray:
+        """φ(x)ᵀw + b at the current lifetime for the points ``rows`` (indices
+        into the points the trees were grown on; default all)."""
+        out = self._state.train_decision()
+        return out if rows is None else out[np.asarray(rows, dtype=np.int64)]
 
 
 # --------------------------------------------------------------------------

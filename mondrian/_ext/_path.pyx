@@ -71,11 +71,12 @@ cdef class _PathBase:
     cdef const int64_t[::1] left, right, tree_of, start, end, events
     cdef const int64_t[:, ::1] perm
     cdef const double[::1] tau
+    cdef const unsigned char[::1] is_train
     cdef int32_t[:, ::1] act
     cdef readonly Py_ssize_t n_points, n_trees, n_nodes, n_events, cursor
     cdef readonly double inv_sqrt_m
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots):
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train):
         self.left = left
         self.right = right
         self.tree_of = tree_of
@@ -93,6 +94,9 @@ cdef class _PathBase:
                              f"are supported")
         if len(roots) != self.n_trees:
             raise ValueError("need one root per tree")
+        if is_train.shape[0] != self.n_points:
+            raise ValueError("is_train must have one entry per point")
+        self.is_train = is_train
         act = np.empty((self.n_points, self.n_trees), dtype=np.int32)
         act[:, :] = np.asarray(roots, dtype=np.int32)[None, :]
         self.act = act
@@ -109,6 +113,32 @@ cdef class _PathBase:
     def active_table(self):
         """Copy of the (N, M) table of active node ids."""
         return np.asarray(self.act).copy()
+
+    def gather(self, W, const int64_t[::1] rows, int n_threads=1):
+        """Predictions Σₘ W[k, act[i, m]]/√M of the points ``rows`` for
+        node-space weights W of shape (K, n_nodes); returns (K, len(rows))."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.ndim != 2 or W.shape[1] != self.n_nodes:
+            raise ValueError(f"W must have shape (K, {self.n_nodes})")
+        cdef Py_ssize_t r
+        for r in range(rows.shape[0]):
+            if rows[r] < 0 or rows[r] >= self.n_points:
+                raise ValueError("rows holds an index out of range")
+        out = np.empty((W.shape[0], rows.shape[0]))
+        cdef const double[:, ::1] Wv = W
+        cdef double[:, ::1] o = out
+        cdef Py_ssize_t k, m, K = W.shape[0]
+        cdef int64_t i
+        cdef double acc
+        with nogil:
+            for r in prange(rows.shape[0], num_threads=max(1, n_threads), schedule="static"):
+                i = rows[r]
+                for k in range(K):
+                    acc = 0.0
+                    for m in range(self.n_trees):
+                        acc = acc + Wv[k, self.act[i, m]]
+                    o[k, r] = acc * self.inv_sqrt_m
+        return out
 
     cdef inline void _move_points(self, int64_t child) noexcept nogil:
         cdef int64_t m = self.tree_of[child], k
@@ -131,7 +161,8 @@ cdef class CholeskyPath(_PathBase):
     of columns, ‖z‖² with z = L⁻¹Φᵀy (so ŵᵀΦᵀy = ‖z‖²), ‖ŵ‖² and log det A.
     """
 
-    cdef double[::1] alphas, node_y, aL, aR, b
+    cdef double[::1] alphas, aL, aR, b
+    cdef const double[::1] node_y, counts
     cdef double[:, ::1] L, work, sol
     cdef int64_t[::1] order, pos
     cdef int[::1] status
@@ -141,9 +172,11 @@ cdef class CholeskyPath(_PathBase):
     cdef int64_t[::1] r_cols
     cdef double[:, ::1] r_zz, r_ww, r_logdet
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
-                 node_y, alphas, Py_ssize_t capacity, int n_threads=1):
-        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots)
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train,
+                 node_y, counts, alphas, Py_ssize_t capacity, int n_threads=1):
+        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+                           is_train)
+        self.counts = counts
         cdef Py_ssize_t M = self.n_trees, k, a
         self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
         self.n_alpha = self.alphas.shape[0]
@@ -171,7 +204,7 @@ cdef class CholeskyPath(_PathBase):
         self.r_ww = self.rec_ww
         self.r_logdet = self.rec_logdet
         # λ = 0: every point is in every root, so A = (N/M) 11ᵀ + αI.
-        cdef double share = <double>self.n_points / <double>M
+        cdef double share = self.counts[roots[0]] / <double>M
         cdef int st
         for k in range(M):
             self.aL[k] = share
@@ -213,6 +246,8 @@ cdef class CholeskyPath(_PathBase):
         memset(out, 0, n * sizeof(double))
         for k in range(self.start[child], self.end[child]):
             p = self.perm[m, k]
+            if not self.is_train[p]:
+                continue
             for m2 in range(M):
                 if m2 != m:
                     out[self.pos[self.act[p, m2]]] += inv_m
@@ -223,8 +258,8 @@ cdef class CholeskyPath(_PathBase):
         cdef Py_ssize_t n = self.n_columns, c = self.pos[g], k, a
         cdef Py_ssize_t cap = self.capacity
         cdef double inv_m = 1.0 / <double>self.n_trees
-        cdef double dL = (self.end[gl] - self.start[gl]) * inv_m
-        cdef double dR = (self.end[gr] - self.start[gr]) * inv_m
+        cdef double dL = self.counts[gl] * inv_m
+        cdef double dR = self.counts[gr] * inv_m
         cdef int st
         for k in range(c, n - 1):
             self.order[k] = self.order[k + 1]
@@ -294,25 +329,32 @@ cdef class CGPath(_PathBase):
 
     Weights live in node space (one slot per node of the forest, zero for
     nodes not active).  Within one tree ΦₘᵀΦₘ is diagonal (cell counts / M),
-    so diag(A) = count/M + α is the exact Jacobi preconditioner.
+    so diag(A) = count/M + α is the exact Jacobi preconditioner.  Only the
+    points with ``is_train`` enter Φ; the products ΦᵀΦx are computed from the
+    active-node table by ``n_threads`` threads, each scattering into its own
+    buffer.
     """
 
-    cdef double[::1] alphas, node_y, diag0, y
-    cdef double[:, ::1] W, r, z, p, q, f
+    cdef const double[::1] alphas, node_y, diag0, y
+    cdef double[:, ::1] W, r, z, p, q, qbuf
+    cdef double[:, ::1] resid
     cdef unsigned char[::1] active
+    cdef const int64_t[::1] rows
     cdef readonly Py_ssize_t n_alpha
     cdef int n_threads
     cdef int64_t[::1] ids
     cdef Py_ssize_t n_ids
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train,
                  node_y, counts, y, alphas, int n_threads=1):
-        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots)
+        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+                           is_train)
         self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
         self.n_alpha = self.alphas.shape[0]
         self.node_y = node_y
         self.diag0 = np.ascontiguousarray(counts, dtype=np.float64) / self.n_trees
         self.y = y
+        self.rows = np.flatnonzero(np.asarray(is_train)).astype(np.int64)
         self.n_threads = max(1, n_threads)
         shape = (self.n_alpha, self.n_nodes)
         self.W = np.zeros(shape)
@@ -320,25 +362,46 @@ cdef class CGPath(_PathBase):
         self.z = np.zeros(shape)
         self.p = np.zeros(shape)
         self.q = np.zeros(shape)
-        self.f = np.zeros((self.n_alpha, self.n_points))
+        self.qbuf = np.zeros((self.n_threads, self.n_nodes))
+        self.resid = np.zeros((self.n_alpha, self.n_points))
         act = np.zeros(self.n_nodes, dtype=np.uint8)
         act[np.asarray(roots, dtype=np.int64)] = 1
         self.active = act
         self.ids = np.zeros(self.n_nodes, dtype=np.int64)
 
-    def advance(self, double lifetime):
-        """Apply every event with split time <= ``lifetime``: children take
-        the parent's weight (predictions unchanged, Sec. 4.2.2)."""
-        cdef int64_t g, gl, gr
+    def advance(self, double lifetime, bint dual=False):
+        """Apply every event with split time <= ``lifetime``.
+
+        ``dual=False``: children take the parent's weight (predictions
+        unchanged, Sec. 4.2.2).  ``dual=True``: the dual weights
+        β = (y - Φw)/α of the last :meth:`solve` are kept and the children
+        get w_child = φ_childᵀβ = Σ_{i ∈ child} residualᵢ/(α√M), so the
+        warm start stays in the range of Φᵀ, where the ridge solution lies
+        (no component in the null space of Φ, which preconditioned CG
+        removes slowly: its eigenvalues are α/(count/M + α)).
+        """
+        cdef int64_t g, gl, gr, k, m, i
         cdef Py_ssize_t a, done = 0
+        cdef double sl, sr
         with nogil:
             while self.cursor < self.n_events and self.tau[self.events[self.cursor]] <= lifetime:
                 g = self.events[self.cursor]
                 gl = self.left[g]
                 gr = self.right[g]
+                m = self.tree_of[g]
                 for a in range(self.n_alpha):
-                    self.W[a, gl] = self.W[a, g]
-                    self.W[a, gr] = self.W[a, g]
+                    if dual:
+                        sl = 0.0
+                        sr = 0.0
+                        for k in range(self.start[gl], self.end[gl]):
+                            sl += self.resid[a, self.perm[m, k]]
+                        for k in range(self.start[gr], self.end[gr]):
+                            sr += self.resid[a, self.perm[m, k]]
+                        self.W[a, gl] = sl * self.inv_sqrt_m / self.alphas[a]
+                        self.W[a, gr] = sr * self.inv_sqrt_m / self.alphas[a]
+                    else:
+                        self.W[a, gl] = self.W[a, g]
+                        self.W[a, gr] = self.W[a, g]
                     self.W[a, g] = 0.0
                 self.active[g] = 0
                 self.active[gl] = 1
@@ -350,50 +413,61 @@ cdef class CGPath(_PathBase):
         return done
 
     cdef void _apply(self, Py_ssize_t a, double[:, ::1] x, double[:, ::1] out) noexcept nogil:
-        """out = (ΦᵀΦ + αI) x on the active slots (x zero elsewhere)."""
-        cdef Py_ssize_t i, m, k, M = self.n_trees
-        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m, fi
+        """out[a] = (ΦᵀΦ + αI) x[a] on the active slots (x zero elsewhere)."""
+        cdef Py_ssize_t t, k, m, lo, hi, r, M = self.n_trees, T = self.n_threads
+        cdef Py_ssize_t n_rows = self.rows.shape[0]
+        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m, fi, acc
         cdef int32_t *row
+        for t in prange(T, num_threads=T, schedule="static"):
+            for k in range(self.n_ids):
+                self.qbuf[t, self.ids[k]] = 0.0
+            lo = (n_rows * t) // T
+            hi = (n_rows * (t + 1)) // T
+            for r in range(lo, hi):
+                row = &self.act[self.rows[r], 0]
+                fi = 0.0
+                for m in range(M):
+                    fi = fi + x[a, row[m]]
+                fi = fi * s2
+                for m in range(M):
+                    self.qbuf[t, row[m]] += fi
         for k in range(self.n_ids):
-            out[a, self.ids[k]] = self.alphas[a] * x[a, self.ids[k]]
-        for i in range(self.n_points):
-            row = &self.act[i, 0]
-            fi = 0.0
-            for m in range(M):
-                fi = fi + x[a, row[m]]
-            fi = fi * s2
-            for m in range(M):
-                out[a, row[m]] += fi
+            acc = self.alphas[a] * x[a, self.ids[k]]
+            for t in range(T):
+                acc = acc + self.qbuf[t, self.ids[k]]
+            out[a, self.ids[k]] = acc
 
-    cdef void _predict_train(self, Py_ssize_t a) noexcept nogil:
-        cdef Py_ssize_t i, m, M = self.n_trees
-        cdef double fi
-        for i in range(self.n_points):
+    cdef double _train_sse(self, Py_ssize_t a) noexcept nogil:
+        cdef Py_ssize_t r, m, M = self.n_trees
+        cdef int64_t i
+        cdef double fi, s = 0.0
+        for r in range(self.rows.shape[0]):
+            i = self.rows[r]
             fi = 0.0
             for m in range(M):
                 fi = fi + self.W[a, self.act[i, m]]
-            self.f[a, i] = fi * self.inv_sqrt_m
+            fi = self.y[i] - fi * self.inv_sqrt_m
+            self.resid[a, i] = fi
+            s += fi * fi
+        return s
 
     cdef int _cg(self, Py_ssize_t a, double tol, Py_ssize_t max_iter) noexcept nogil:
         """Preconditioned CG from the current weights; returns the number of
         iterations, or -1 if ``max_iter`` was reached."""
         cdef Py_ssize_t k, j, it
-        cdef double bnorm2 = 0.0, rz = 0.0, rz_new, pq, step, beta, rr, dj
+        cdef double bnorm2 = 0.0, rz = 0.0, rz_new, pq, step, beta, rr
         self._apply(a, self.W, self.q)
+        rr = 0.0
         for k in range(self.n_ids):
             j = self.ids[k]
             bnorm2 += self.node_y[j] * self.node_y[j]
             self.r[a, j] = self.node_y[j] - self.q[a, j]
-        rr = 0.0
-        for k in range(self.n_ids):
-            j = self.ids[k]
             rr += self.r[a, j] * self.r[a, j]
         if rr <= tol * tol * bnorm2:
             return 0
         for k in range(self.n_ids):
             j = self.ids[k]
-            dj = self.diag0[j] + self.alphas[a]
-            self.z[a, j] = self.r[a, j] / dj
+            self.z[a, j] = self.r[a, j] / (self.diag0[j] + self.alphas[a])
             self.p[a, j] = self.z[a, j]
             rz += self.r[a, j] * self.z[a, j]
         for it in range(1, max_iter + 1):
@@ -440,36 +514,15 @@ cdef class CGPath(_PathBase):
         sse = np.zeros(self.n_alpha)
         cdef int64_t[::1] it_v = iters
         cdef double[::1] sse_v = sse
-        cdef Py_ssize_t i
-        cdef double s
         with nogil:
-            for a in prange(self.n_alpha, num_threads=self.n_threads, schedule="dynamic"):
+            for a in range(self.n_alpha):
                 it_v[a] = self._cg(a, tol, max_iter)
-                self._predict_train(a)
-                s = 0.0
-                for i in range(self.n_points):
-                    s = s + (self.y[i] - self.f[a, i]) * (self.y[i] - self.f[a, i])
-                sse_v[a] = s
+                sse_v[a] = self._train_sse(a)
         return iters, sse
 
     def weights(self):
         """Node-space weights, shape (n_alpha, n_nodes) (zero off the active nodes)."""
         return np.asarray(self.W).copy()
-
-    def set_weights(self, W):
-        """Replace the node-space weights (e.g. to restart from zero)."""
-        W = np.ascontiguousarray(W, dtype=np.float64)
-        if W.shape != (self.n_alpha, self.n_nodes):
-            raise ValueError(f"W must have shape {(self.n_alpha, self.n_nodes)}")
-        np.asarray(self.W)[:, :] = W * np.asarray(self.active, dtype=bool)[None, :]
-
-    def train_predictions(self):
-        """Φw on the training points at the current lifetime, shape (n_alpha, N)."""
-        cdef Py_ssize_t a
-        with nogil:
-            for a in range(self.n_alpha):
-                self._predict_train(a)
-        return np.asarray(self.f).copy()
 
 
 # --------------------------------------------------------------------------
@@ -503,9 +556,10 @@ cdef class SGDPath(_PathBase):
     cdef int loss
     cdef bint fit_intercept
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train,
                  y, int loss, double eta, double alpha, bint fit_intercept):
-        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots)
+        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
+                           is_train)
         if loss not in (0, 1, 2):
             raise ValueError(f"loss code must be 0, 1 or 2, got {loss}")
         self.y = y
@@ -556,7 +610,8 @@ cdef class SGDPath(_PathBase):
                 done += 1
                 if cell_pass:
                     for k in range(self.start[g], self.end[g]):
-                        self._sgd_step(self.perm[m, k])
+                        if self.is_train[self.perm[m, k]]:
+                            self._sgd_step(self.perm[m, k])
                 if full:
                     for i in range(epoch_order.shape[0]):
                         self._sgd_step(epoch_order[i])

@@ -1,0 +1,507 @@
+"""Estimators that learn the kernel width from one forest (paper Sec. 4).
+
+:class:`MondrianKernelRidgeCV` sweeps the lifetime λ ∈ [0, Λ] of a Mondrian
+forest grown once to Λ, with ridge regression warm-started along the path
+(exact Cholesky up/down-dates or conjugate gradients, :mod:`mondrian.path`)
+for several alphas, and selects (λ, α) on validation data or by the exact
+log marginal likelihood (Sec. 4.2.1).  :class:`MondrianKernelClassifierCV`
+does the same for classification with the SGD path (Sec. 4.2.2).
+
+Validation points held out from ``X`` are grown into the trees with the
+training points (their targets are never used by the learners), so their
+features along the path are exact indicators, read off the trees like the
+training points'; explicit ``X_val`` is treated the same way.  After
+selection the weights are refitted on all labelled points at (λ̂, α̂).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import column_or_1d
+from sklearn.utils._available_if import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ._validation import (check_array_input, check_int, check_lifetime, check_positive_float,
+                          check_random_generator)
+from .features import MondrianFeatures
+from .path import (CGRidgePath, ExactRidgePath, LifetimePosterior, SGDPath, check_alphas,
+                   check_exact_size, exact_path_memory, lifetime_grid, split_events)
+from .ridge import ridge_solve
+
+__all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_COLUMNS"]
+
+#: ``solver='auto'`` uses the exact Cholesky path up to this many columns at
+#: the terminal lifetime (about 1 s per alpha at 1500 columns), CG above.
+AUTO_EXACT_COLUMNS = 1500
+
+_SOLVERS = ("auto", "cholesky", "cg")
+_SELECTIONS = ("validation", "evidence")
+
+
+def _check_fraction(value) -> float:
+    value = check_positive_float(value, "validation_fraction")
+    if value >= 1.0:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {value!r}")
+    return value
+
+
+def _split_data(est, X, y, X_val, y_val, need_validation: bool, fraction: float,
+                rng: np.random.Generator, classification: bool = False):
+    """Stack training and validation points; returns (X_all, y_all, train_mask)."""
+    if (X_val is None) != (y_val is None):
+        raise ValueError("pass both X_val and y_val, or neither")
+    if X_val is not None:
+        X_val = check_array(X_val, dtype=np.float64, order="C", ensure_all_finite=True,
+                            input_name="X_val")
+        if X_val.shape[1] != X.shape[1]:
+            raise ValueError(f"X_val has {X_val.shape[1]} features, but X has {X.shape[1]}")
+        y_val = column_or_1d(np.asarray(y_val), warn=True)
+        if not classification:
+            y_val = y_val.astype(np.float64)
+            if not np.all(np.isfinite(y_val)):
+                raise ValueError("y_val must be finite")
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(f"X_val has {X_val.shape[0]} rows but y_val has {y_val.shape[0]}")
+        mask = np.concatenate([np.ones(X.shape[0], bool), np.zeros(X_val.shape[0], bool)])
+        return np.vstack([X, X_val]), np.concatenate([y, y_val]), mask
+    mask = np.ones(X.shape[0], dtype=bool)
+    if need_validation:
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError(f"{type(est).__name__} needs at least 2 samples to hold out "
+                             f"validation data, got n_samples = {n} (1 sample)")
+        n_val = min(n - 1, max(1, int(round(fraction * n))))
+        mask[rng.permutation(n)[:n_val]] = False
+    return X, y, mask
+
+
+class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
+    """Mondrian kernel ridge regression with the kernel width and the
+    regularisation learned along the path (paper Sec. 4).
+
+    One forest of ``n_trees`` Mondrian trees is grown to ``max_lifetime``
+    Λ; sweeping λ from 0 to Λ, every split replaces one feature by two
+    (Sec. 4.1) and ridge regression for every alpha follows warm-started
+    (Sec. 4.2).  The pair (λ, α) is selected by the error on validation data
+    or by the exact log marginal likelihood L(λ) (Sec. 4.2.1), and the
+    weights are then refitted on all labelled points at the selected pair.
+
+    Parameters
+    ----------
+    n_trees : int, default=100
+        Number M of Mondrian trees.
+    max_lifetime : float, default=1.0
+        Terminal lifetime Λ > 0 of the path.
+    alphas : sequence of float, default=(1e-3, 1e-2, 1e-1, 1.0)
+        Ridge regularisations α > 0 (the paper's δ², the noise variance with
+        unit prior weight variance), all run along the one path.
+    selection : {'validation', 'evidence'}, default='validation'
+        'validation': smallest validation mean squared error over a grid of
+        ``n_lifetimes`` lifetimes; 'evidence': largest exact log marginal
+        likelihood over every event (needs the exact solver).
+    validation_fraction : float, default=0.2
+        Fraction of X held out when ``selection='validation'`` and no
+        ``X_val`` is given.
+    solver : {'auto', 'cholesky', 'cg'}, default='auto'
+        'cholesky': exact path, O(C²) memory for C cells at Λ, refused
+        above :data:`mondrian.path.EXACT_MAX_COLUMNS` columns; 'cg':
+        warm-started preconditioned conjugate gradients at each grid
+        lifetime, to relative residual ``tol``; 'auto': 'cholesky' up to
+        :data:`AUTO_EXACT_COLUMNS` columns (and always for 'evidence'),
+        else 'cg'.
+    n_lifetimes : int, default=200
+        Grid size: lifetimes spread evenly over the events (every event if
+        there are fewer) where validation errors (and CG solves) are made.
+    tol : float, default=1e-4
+        Relative residual tolerance of the CG path.
+    prior : {'uniform', 'log-uniform'}, default='uniform'
+        Prior on λ of the posterior ``posterior_`` (exact solver only).
+    random_state : None, int, SeedSequence, Generator or RandomState, default=None
+        Trees and the validation split.
+    n_jobs : int or None, default=None
+        Threads (None: 1; -1: all cores).
+
+    Attributes
+    ----------
+    features_ : MondrianFeatures
+        The forest, grown on the training and validation points.
+    lifetime_ : float
+        Selected λ̂.
+    alpha_ : float
+        Selected α̂.
+    path_ : dict
+        ``lifetimes`` (grid), ``alphas``, ``n_features`` (columns at each
+        grid lifetime), ``train_mse`` and ``validation_mse`` (grid x alphas;
+        NaN without validation data), ``log_marginal_likelihood`` (grid x
+        alphas; NaN for the CG solver), ``solver``, ``tol`` and, for the
+        exact solver, ``event_lifetimes`` and ``event_log_marginal_likelihood``
+        at every event.
+    posterior_ : LifetimePosterior or None
+        Posterior over λ at ``alpha_`` (exact solver), else None.
+    coef_ : ndarray of shape (n_columns at lifetime_,)
+    intercept_ : float
+    solver_ : str
+        'cholesky' or 'cg'.
+    path_time_ : float
+        Seconds spent growing the forest and sweeping the path.
+    n_features_in_ : int
+    """
+
+    def __init__(self, n_trees: int = 100, max_lifetime: float = 1.0, *,
+                 alphas=(1e-3, 1e-2, 1e-1, 1.0), selection: str = "validation",
+                 validation_fraction: float = 0.2, solver: str = "auto",
+                 n_lifetimes: int = 200, tol: float = 1e-4, prior: str = "uniform",
+                 random_state=None, n_jobs: int | None = None):
+        self.n_trees = n_trees
+        self.max_lifetime = max_lifetime
+        self.alphas = alphas
+        self.selection = selection
+        self.validation_fraction = validation_fraction
+        self.solver = solver
+        self.n_lifetimes = n_lifetimes
+        self.tol = tol
+        self.prior = prior
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        check_int(self.n_trees, "n_trees")
+        lam = check_lifetime(self.max_lifetime, "max_lifetime")
+        if lam <= 0:
+            raise ValueError(f"max_lifetime must be > 0, got {lam!r}")
+        alphas = check_alphas(self.alphas)
+        if self.selection not in _SELECTIONS:
+            raise ValueError(f"selection must be one of {_SELECTIONS}, got {self.selection!r}")
+        if self.solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
+        if self.prior not in ("uniform", "log-uniform"):
+            raise ValueError(f"prior must be 'uniform' or 'log-uniform', got {self.prior!r}")
+        check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
+        check_positive_float(self.tol, "tol")
+        fraction = _check_fraction(self.validation_fraction)
+        return lam, alphas, fraction
+
+    def fit(self, X, y, X_val=None, y_val=None, progress=None) -> "MondrianKernelRidgeCV":
+        """Grow the forest, sweep the path and select (λ, α).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        X_val, y_val : array-like, optional
+            Validation data (both or neither).  Without them and with
+            ``selection='validation'``, a ``validation_fraction`` of X is
+            held out.
+        progress : callable, optional
+            Called as ``progress(done, total)`` after each grid lifetime.
+
+        Returns
+        -------
+        self
+        """
+        lam_max, alphas, fraction = self._check_params()
+        X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
+        y = column_or_1d(y, warn=True).astype(np.float64)
+        rng = check_random_generator(self.random_state)
+        split_rng, tree_rng = rng.spawn(2)
+        X_all, y_all, mask = _split_data(self, X, y, X_val, y_val,
+                                         self.selection == "validation", fraction, split_rng)
+        val_rows = np.flatnonzero(~mask)
+        t0 = time.perf_counter()
+        features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
+                                    random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        events = split_events(features)
+        solver = self._resolve_solver(events.n_columns, alphas.shape[0])
+        mean = float(y_all[mask].mean())
+        yc = y_all - mean
+        grid = lifetime_grid(events, self.n_lifetimes)
+        n_grid, n_alpha = grid.shape[0], alphas.shape[0]
+        train_mse = np.empty((n_grid, n_alpha))
+        val_mse = np.full((n_grid, n_alpha), np.nan)
+        log_ml = np.full((n_grid, n_alpha), np.nan)
+        n_cols = np.empty(n_grid, dtype=np.int64)
+        n_train = int(mask.sum())
+        if solver == "cholesky":
+            learner = ExactRidgePath(events, yc, alphas, train_mask=mask, n_jobs=self.n_jobs)
+        else:
+            learner = CGRidgePath(events, yc, alphas, train_mask=mask, tol=self.tol,
+                                  n_jobs=self.n_jobs)
+        for g, lam in enumerate(grid):
+            if solver == "cholesky":
+                learner.run(lam)
+                train_mse[g] = learner.train_sse()[-1] / n_train
+                log_ml[g] = learner.log_marginal_likelihood()[-1]
+                n_cols[g] = learner.n_columns[-1]
+            else:
+                _, sse = learner.solve_at(lam)
+                train_mse[g] = sse / n_train
+                n_cols[g] = events.n_trees + int(np.searchsorted(events.times, lam, "right"))
+            if val_rows.size:
+                pred = learner.predict_points(val_rows)
+                val_mse[g] = np.mean((pred - yc[val_rows][None, :]) ** 2, axis=1)
+            if progress is not None:
+                progress(g + 1, n_grid)
+        path = dict(lifetimes=grid, alphas=alphas, n_features=n_cols, train_mse=train_mse,
+                    validation_mse=val_mse, log_marginal_likelihood=log_ml, solver=solver,
+                    tol=self.tol if solver == "cg" else 0.0)
+        posterior = None
+        if solver == "cholesky":
+            learner.run(lam_max)
+            ev_ll = learner.log_marginal_likelihood()
+            path["event_lifetimes"] = learner.lifetimes
+            path["event_log_marginal_likelihood"] = ev_ll
+        if self.selection == "validation":
+            if not val_rows.size:
+                raise ValueError("selection='validation' needs validation data")
+            g, a = np.unravel_index(np.argmin(val_mse), val_mse.shape)
+            lifetime, alpha = float(grid[g]), float(alphas[a])
+        else:
+            k, a = np.unravel_index(np.argmax(ev_ll), ev_ll.shape)
+            alpha = float(alphas[a])
+            breaks = path["event_lifetimes"]
+            end = breaks[k + 1] if k + 1 < breaks.shape[0] else lam_max
+            lifetime = float(0.5 * (breaks[k] + end))
+        if solver == "cholesky":
+            a_sel = int(np.flatnonzero(alphas == alpha)[0])
+            posterior = LifetimePosterior(path["event_lifetimes"], ev_ll[:, a_sel], lam_max,
+                                          prior=self.prior)
+        self.path_time_ = time.perf_counter() - t0
+        # Refit on every labelled point at the selected pair.
+        self.intercept_ = float(y_all.mean())
+        Phi = features.training_features(lifetime)
+        sol = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="auto", tol=1e-8)
+        self.coef_ = sol.coef
+        self.features_ = features
+        self.lifetime_ = lifetime
+        self.alpha_ = alpha
+        self.path_ = path
+        self.posterior_ = posterior
+        self.solver_ = solver
+        return self
+
+    def _resolve_solver(self, n_columns: int, n_alphas: int) -> str:
+        if self.solver == "cholesky" or self.selection == "evidence":
+            if self.solver == "cg":
+                raise ValueError("selection='evidence' needs the exact log marginal "
+                                 "likelihood: use solver='cholesky' or 'auto'")
+            check_exact_size(n_columns, n_alphas)
+            return "cholesky"
+        if self.solver == "cg":
+            return "cg"
+        fits = n_columns <= AUTO_EXACT_COLUMNS
+        return "cholesky" if fits and exact_path_memory(n_columns, n_alphas) <= 2**30 else "cg"
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions Φ_λ̂(X)ŵ + ȳ at the selected lifetime and alpha.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "coef_")
+        X = check_array_input(self, X, reset=False)
+        return self.features_.transform(X, self.lifetime_) @ self.coef_ + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    out = np.empty_like(z)
+    pos = z >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+    ez = np.exp(z[~pos])
+    out[~pos] = ez / (1.0 + ez)
+    return out
+
+
+class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
+    """Mondrian kernel classifier with the kernel width learned along the
+    SGD path (paper Sec. 4.2.2).
+
+    A linear classifier with hinge (SVM) or logistic loss on the Mondrian
+    features is trained by stochastic gradient descent while λ sweeps
+    [0, Λ]: at every split both children inherit the parent's weight (so no
+    prediction changes), then one SGD pass runs over the points of the split
+    cell; ``n_epochs`` full passes run at each grid lifetime, where the
+    validation accuracy is measured.  The lifetime with the best accuracy is
+    selected.  More than two classes: one-vs-rest, one path per class.
+
+    Parameters
+    ----------
+    n_trees : int, default=100
+    max_lifetime : float, default=1.0
+        Terminal lifetime Λ > 0.
+    loss : {'hinge', 'logistic'}, default='hinge'
+    alpha : float, default=1e-4
+        L2 penalty of the SGD objective.
+    learning_rate : float, default=0.2
+        Constant SGD step size.
+    n_epochs : int, default=2
+        Full SGD passes at λ = 0 and at each grid lifetime.
+    validation_fraction : float, default=0.2
+        Fraction of X held out when no ``X_val`` is given.
+    n_lifetimes : int, default=50
+        Grid size (lifetimes spread over the events).
+    random_state : None, int, SeedSequence, Generator or RandomState, default=None
+    n_jobs : int or None, default=None
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    features_ : MondrianFeatures
+    lifetime_ : float
+        Selected λ̂.
+    path_ : dict
+        ``lifetimes``, ``n_features``, ``train_accuracy``,
+        ``validation_accuracy`` (one per grid lifetime).
+    coef_ : ndarray of shape (n_paths, n_columns at lifetime_)
+        n_paths = 1 for two classes, else the number of classes.
+    intercept_ : ndarray of shape (n_paths,)
+    n_features_in_ : int
+    """
+
+    def __init__(self, n_trees: int = 100, max_lifetime: float = 1.0, *, loss: str = "hinge",
+                 alpha: float = 1e-4, learning_rate: float = 0.2, n_epochs: int = 2,
+                 validation_fraction: float = 0.2, n_lifetimes: int = 50, random_state=None,
+                 n_jobs: int | None = None):
+        self.n_trees = n_trees
+        self.max_lifetime = max_lifetime
+        self.loss = loss
+        self.alpha = alpha
+        self.learning_rate = learning_rate
+        self.n_epochs = n_epochs
+        self.validation_fraction = validation_fraction
+        self.n_lifetimes = n_lifetimes
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, X_val=None, y_val=None) -> "MondrianKernelClassifierCV":
+        """Grow the forest, run the SGD path and select λ.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels.
+        X_val, y_val : array-like, optional
+            Validation data (both or neither).
+
+        Returns
+        -------
+        self
+        """
+        check_int(self.n_trees, "n_trees")
+        lam_max = check_lifetime(self.max_lifetime, "max_lifetime")
+        if lam_max <= 0:
+            raise ValueError(f"max_lifetime must be > 0, got {lam_max!r}")
+        if self.loss not in ("hinge", "logistic"):
+            raise ValueError(f"loss must be 'hinge' or 'logistic', got {self.loss!r}")
+        check_positive_float(self.alpha, "alpha", allow_zero=True)
+        check_positive_float(self.learning_rate, "learning_rate")
+        n_epochs = check_int(self.n_epochs, "n_epochs", minimum=0)
+        check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
+        fraction = _check_fraction(self.validation_fraction)
+        X, y = check_array_input(self, X, reset=True, y=y)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes; "
+                             f"got 1 class ({classes[0]!r})")
+        rng = check_random_generator(self.random_state)
+        split_rng, tree_rng, sgd_rng = rng.spawn(3)
+        X_all, y_all, mask = _split_data(self, X, y, X_val, y_val, True, fraction, split_rng,
+                                         classification=True)
+        if X_val is not None and not np.all(np.isin(y_all[~mask], classes)):
+            raise ValueError("y_val holds labels not seen in y")
+        codes = np.searchsorted(classes, y_all)
+        val_rows = np.flatnonzero(~mask)
+        train_rows = np.flatnonzero(mask)
+        features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
+                                    random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        events = split_events(features)
+        n_paths = 1 if classes.shape[0] == 2 else classes.shape[0]
+        targets = ([np.where(codes == 1, 1.0, -1.0)] if n_paths == 1 else
+                   [np.where(codes == k, 1.0, -1.0) for k in range(n_paths)])
+        paths = [SGDPath(events, t, train_mask=mask, loss=self.loss,
+                         learning_rate=self.learning_rate, alpha=self.alpha,
+                         fit_intercept=True, random_state=sgd_rng) for t in targets]
+        for p in paths:
+            p.epochs(n_epochs)
+        grid = lifetime_grid(events, self.n_lifetimes)
+        train_acc = np.empty(grid.shape[0])
+        val_acc = np.empty(grid.shape[0])
+        best = (-1.0, None, None, None)
+        for g, lam in enumerate(grid):
+            for p in paths:
+                p.advance(lam)
+                p.epochs(n_epochs)
+            dec = np.stack([p.decision_points() for p in paths])
+            pred = (dec[0] > 0).astype(np.int64) if n_paths == 1 else np.argmax(dec, axis=0)
+            train_acc[g] = np.mean(pred[train_rows] == codes[train_rows])
+            val_acc[g] = np.mean(pred[val_rows] == codes[val_rows])
+            if val_acc[g] > best[0]:
+                best = (val_acc[g], float(lam), np.stack([p.node_weights() for p in paths]),
+                        np.array([p.intercept for p in paths]))
+        _, lifetime, W, b = best
+        cols = events.columns_at(lifetime)
+        self.classes_ = classes
+        self.features_ = features
+        self.lifetime_ = lifetime
+        self.coef_ = W[:, cols]
+        self.intercept_ = b
+        self.path_ = dict(lifetimes=grid,
+                          n_features=events.n_trees + np.searchsorted(events.times, grid, "right"),
+                          train_accuracy=train_acc, validation_accuracy=val_acc)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """φ_λ̂(x)ᵀw + b: shape (n_samples,) for two classes (positive means
+        ``classes_[1]``), else (n_samples, n_classes)."""
+        check_is_fitted(self, "coef_")
+        X = check_array_input(self, X, reset=False)
+        dec = np.asarray(self.features_.transform(X, self.lifetime_) @ self.coef_.T)
+        dec = dec + self.intercept_[None, :]
+        return dec[:, 0] if dec.shape[1] == 1 else dec
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels."""
+        dec = self.decision_function(X)
+        idx = (dec > 0).astype(np.int64) if dec.ndim == 1 else np.argmax(dec, axis=1)
+        return self.classes_[idx]
+
+    def _is_logistic(self) -> bool:
+        return self.loss == "logistic"
+
+    @available_if(_is_logistic)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (logistic loss only): the sigmoid of the
+        decision function; for more than two classes the one-vs-rest
+        sigmoids normalised to sum to one."""
+        dec = self.decision_function(X)
+        if dec.ndim == 1:
+            p1 = _sigmoid(dec)
+            return np.column_stack([1.0 - p1, p1])
+        p = _sigmoid(dec)
+        return p / p.sum(axis=1, keepdims=True)
+
+    @available_if(_is_logistic)
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
