@@ -1,0 +1,247 @@
+"""The kernel-width path (mondrian.path): exact, CG and SGD learners along
+the split events, the validation tracker and the posterior over λ."""
+import numpy as np
+import pytest
+from scipy import integrate
+
+from mondrian import LifetimePosterior, MondrianFeatures
+from mondrian.path import (CGRidgePath, ExactRidgePath, SGDPath, check_alphas,
+                           check_exact_size, lifetime_grid, split_events)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.random((150, 3))
+    y = np.sin(5 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(150)
+    y = y - y.mean()
+    mf = MondrianFeatures(n_trees=6, lifetime=4.0, random_state=1).fit(X)
+    return X, y, mf, split_events(mf)
+
+
+def _direct(mf, y, lam, alpha, mask=None):
+    Phi = mf.training_features(lam).toarray()
+    if mask is not None:
+        Phi = Phi[mask]
+        y = y[mask]
+    A = Phi.T @ Phi + alpha * np.eye(Phi.shape[1])
+    return Phi, A, np.linalg.solve(A, Phi.T @ y)
+
+
+def test_split_events_structure(problem):
+    _, _, mf, ev = problem
+    assert ev.n_columns == mf.n_cells_
+    assert np.all(np.diff(ev.times) >= 0)
+    assert np.all(ev.times <= mf.lifetime_)
+    for lam in (0.0, 0.7, 2.0, 4.0):
+        cols = ev.columns_at(lam)
+        assert cols.shape[0] == mf.training_features(lam).shape[1]
+        assert cols.shape[0] == ev.n_trees + np.searchsorted(ev.times, lam, side="right")
+
+
+def test_exact_path_matches_direct_solve_at_random_events(problem):
+    _, y, mf, ev = problem
+    alphas = [0.05, 1.0]
+    path = ExactRidgePath(ev, y, alphas)
+    rng = np.random.default_rng(3)
+    stops = np.sort(rng.choice(ev.times, size=6, replace=False))
+    for lam in stops:
+        path.run(lam)
+        ids, w = path.weights()
+        cols = ev.columns_at(lam)
+        np.testing.assert_array_equal(np.sort(ids), cols)
+        pos = np.searchsorted(cols, ids)
+        for a, alpha in enumerate(alphas):
+            Phi, A, w_direct = _direct(mf, y, lam, alpha)
+            # Factor after the deletions and appends equals A (permuted) to
+            # rounding: relative 1e-8 is far above double-precision error.
+            Lf = path.factor(a)
+            Ap = A[np.ix_(pos, pos)]
+            assert np.abs(Lf @ Lf.T - Ap).max() <= 1e-8 * np.abs(Ap).max()
+            assert np.abs(w[a] - w_direct[pos]).max() <= 1e-8 * np.abs(w_direct).max()
+            sse = np.sum((y - Phi @ w_direct) ** 2)
+            assert path.train_sse()[-1, a] == pytest.approx(sse, rel=1e-8)
+
+
+@pytest.mark.parametrize("prior_variance", [1.0, 2.5])
+def test_log_marginal_likelihood_equals_direct_formula(problem, prior_variance):
+    _, y, mf, ev = problem
+    alphas = [0.1, 0.7]
+    path = ExactRidgePath(ev, y, alphas)
+    lam = ev.times[len(ev.times) // 3]
+    path.run(lam)
+    n = y.shape[0]
+    for a, alpha in enumerate(alphas):
+        Phi = mf.training_features(lam).toarray()
+        # y ~ N(0, s² ΦΦᵀ + α s² I): the GP view, no Woodbury.
+        K = prior_variance * (Phi @ Phi.T + alpha * np.eye(n))
+        _, logdet = np.linalg.slogdet(K)
+        direct = -0.5 * y @ np.linalg.solve(K, y) - 0.5 * logdet - 0.5 * n * np.log(2 * np.pi)
+        got = path.log_marginal_likelihood(prior_variance)[-1, a]
+        assert got == pytest.approx(direct, rel=1e-9)
+
+
+def test_profile_evidence_is_the_maximum_over_scales(problem):
+    _, y, _, ev = problem
+    path = ExactRidgePath(ev, y, [0.3])
+    path.run(ev.times[20])
+    prof = path.log_marginal_likelihood("profile")[-1, 0]
+    scales = np.geomspace(1e-3, 1e3, 61)
+    values = [path.log_marginal_likelihood(s)[-1, 0] for s in scales]
+    assert prof >= max(values) - 1e-9
+    # The grid is fine near the optimum: within 1 % of its log-spacing.
+    assert prof - max(values) < 0.05 * abs(prof)
+
+
+def test_exact_path_with_held_out_points(problem):
+    _, y, mf, ev = problem
+    mask = np.ones(y.shape[0], dtype=bool)
+    mask[::4] = False
+    path = ExactRidgePath(ev, y, [0.2], train_mask=mask)
+    lam = ev.times[-5]
+    path.run(lam)
+    Phi_all = mf.training_features(lam).toarray()
+    _, _, w = _direct(mf, y, lam, 0.2, mask)
+    expected = Phi_all[~mask] @ w
+    got = path.predict_points(np.flatnonzero(~mask))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("warm_start", ["copy", "dual"])
+def test_cg_path_reaches_its_tolerance(problem, warm_start):
+    _, y, mf, ev = problem
+    tol = 1e-8
+    path = CGRidgePath(ev, y, [0.05, 1.0], tol=tol, warm_start=warm_start)
+    for lam in lifetime_grid(ev, 8):
+        iters, sse = path.solve_at(lam)
+        W = path.node_weights()
+        cols = ev.columns_at(lam)
+        # Weights vanish off the active nodes.
+        off = np.setdiff1d(np.arange(ev.n_nodes), cols)
+        assert np.all(W[:, off] == 0)
+        for a, alpha in enumerate([0.05, 1.0]):
+            Phi, A, w_direct = _direct(mf, y, lam, alpha)
+            b = Phi.T @ y
+            r = A @ W[a, cols] - b
+            assert np.linalg.norm(r) <= tol * np.linalg.norm(b) * (1 + 1e-6) + 1e-14
+            # ‖w - w*‖ ≤ ‖r‖/λ_min(A) ≤ ‖r‖/α (plus rounding at λ = 0,
+            # where Φᵀy = 0 for centred y).
+            assert (np.linalg.norm(W[a, cols] - w_direct)
+                    <= tol * np.linalg.norm(b) / alpha + 1e-12)
+            assert sse[a] == pytest.approx(np.sum((y - Phi @ w_direct) ** 2), rel=1e-6)
+
+
+def test_validation_tracker_equals_transform(problem):
+    from mondrian.path import _tracker
+    X, y, mf, ev = problem
+    rng = np.random.default_rng(5)
+    X_new = rng.random((40, 3)) * 1.6 - 0.3   # many points outside the data box
+    tracker = _tracker(ev, X_new, 2)
+    W = rng.standard_normal((2, ev.n_nodes))
+    for lam in (0.0, 0.3, 1.1, 2.5, 4.0):
+        tracker.advance(lam)
+        cols = ev.columns_at(lam)
+        Phi = mf.transform(X_new, lam)
+        np.testing.assert_allclose(tracker.predict(W), (Phi @ W[:, cols].T).T,
+                                   rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="below"):
+        tracker.advance(1.0)
+
+
+@pytest.mark.parametrize("loss", ["squared", "hinge", "logistic"])
+def test_sgd_split_preserves_predictions(problem, loss):
+    _, y, _, ev = problem
+    target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
+    path = SGDPath(ev, target, loss=loss, random_state=np.random.default_rng(0))
+    path.epochs(2)
+    for lam in lifetime_grid(ev, 6)[1:]:
+        before = path.decision_points()
+        path.advance(lam, learn=False)
+        # Children inherit the parent's weight: every prediction is unchanged
+        # (exactly: the same sum is formed from the same values).
+        np.testing.assert_array_equal(path.decision_points(), before)
+        path.epochs(1)
+
+
+def test_sgd_path_learns(problem):
+    _, y, _, ev = problem
+    path = SGDPath(ev, y, loss="squared", learning_rate=0.3,
+                   random_state=np.random.default_rng(0))
+    path.epochs(5)
+    err0 = np.mean((path.decision_points() - y) ** 2)
+    path.advance(ev.lifetime)
+    path.epochs(20)
+    # Fine cells fit the smooth target far better than the constant model.
+    assert np.mean((path.decision_points() - y) ** 2) < 0.2 * err0
+
+
+def _brute_posterior(breaks, ll, lam_max, prior, lmin=None):
+    def L(lam):
+        k = np.searchsorted(breaks, lam, side="right") - 1
+        return ll[k]
+
+    if prior == "uniform":
+        def dens(lam):
+            return np.exp(L(lam) - ll.max()) / lam_max
+        lo = 0.0
+    else:
+        def dens(lam):
+            return np.exp(L(lam) - ll.max()) / (lam * np.log(lam_max / lmin))
+        lo = lmin
+    pts = np.unique(np.clip(np.concatenate([breaks, [lo, lam_max]]), lo, lam_max))
+    Z = sum(integrate.quad(dens, a, b)[0] for a, b in zip(pts[:-1], pts[1:]) if b > a)
+    m1 = sum(integrate.quad(lambda t: t * dens(t), a, b)[0]
+             for a, b in zip(pts[:-1], pts[1:]) if b > a)
+    return Z, dens, m1 / Z, pts
+
+
+@pytest.mark.parametrize("prior", ["uniform", "log-uniform"])
+def test_posterior_integrates_to_one_and_matches_brute_force(prior):
+    rng = np.random.default_rng(2)
+    breaks = np.concatenate([[0.0], np.sort(rng.uniform(0, 10, 30))])
+    ll = rng.normal(0, 2, breaks.shape[0])
+    lmin = 0.5
+    post = LifetimePosterior(breaks, ll, 10.0, prior=prior, lifetime_min=lmin)
+    Z, dens, mean, pts = _brute_posterior(breaks, ll, 10.0, prior, lmin)
+    total = sum(integrate.quad(lambda t: post.pdf(t)[0], a, b)[0]
+                for a, b in zip(pts[:-1], pts[1:]) if b > a)
+    assert total == pytest.approx(1.0, rel=1e-8)
+    assert post.mean() == pytest.approx(mean, rel=1e-7)
+    for t in rng.uniform(pts[0], 10.0, 5):
+        assert post.pdf(t)[0] == pytest.approx(dens(t) / Z, rel=1e-8)
+        below = sum(integrate.quad(dens, a, min(b, t))[0]
+                    for a, b in zip(pts[:-1], pts[1:]) if min(b, t) > a) / Z
+        assert post.cdf(t)[0] == pytest.approx(below, rel=1e-7, abs=1e-10)
+    q = np.array([0.05, 0.5, 0.95])
+    np.testing.assert_allclose(post.cdf(post.ppf(q)), q, atol=1e-10)
+    lo, hi = post.interval(0.9)
+    assert post.cdf(hi)[0] - post.cdf(lo)[0] == pytest.approx(0.9, abs=1e-10)
+    mode = post.mode()
+    grid = np.linspace(pts[0] + 1e-9, 10.0, 20001)
+    assert post.pdf(mode)[0] >= post.pdf(grid).max() * (1 - 1e-9)
+
+
+def test_posterior_invalid_arguments():
+    with pytest.raises(ValueError, match="start at 0"):
+        LifetimePosterior([0.5, 1.0], [0.0, 1.0], 2.0)
+    with pytest.raises(ValueError, match="same length"):
+        LifetimePosterior([0.0, 1.0], [0.0], 2.0)
+    with pytest.raises(ValueError, match="prior"):
+        LifetimePosterior([0.0, 1.0], [0.0, 1.0], 2.0, prior="flat")
+    with pytest.raises(ValueError, match="lifetime_min"):
+        LifetimePosterior([0.0, 1.0], [0.0, 1.0], 2.0, prior="log-uniform", lifetime_min=3.0)
+
+
+def test_invalid_alphas_and_sizes(problem):
+    _, y, _, ev = problem
+    for bad in ([], [0.1, -1.0], [np.nan], [[0.1, 0.2]]):
+        with pytest.raises(ValueError, match="alphas"):
+            check_alphas(bad)
+    with pytest.raises(TypeError, match="alphas"):
+        check_alphas(["a"])
+    with pytest.raises(ValueError, match="y must have shape"):
+        ExactRidgePath(ev, y[:-1], [0.1])
+    with pytest.raises(ValueError, match="O\\(C²\\) memory"):
+        check_exact_size(100_000, 1)
+    with pytest.raises(ValueError, match="train_mask"):
+        CGRidgePath(ev, y, [0.1], train_mask=np.zeros(y.shape[0], bool))

@@ -1,0 +1,137 @@
+"""MondrianKernelRidgeCV and MondrianKernelClassifierCV."""
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mondrian import MondrianKernelClassifierCV, MondrianKernelRidgeCV
+from mondrian.ridge import ridge_solve
+
+
+@parametrize_with_checks([
+    MondrianKernelRidgeCV(n_trees=20, max_lifetime=3.0, n_lifetimes=8, random_state=0),
+    MondrianKernelRidgeCV(n_trees=10, max_lifetime=3.0, selection="evidence", n_lifetimes=8,
+                          random_state=0),
+    MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, n_lifetimes=8, random_state=0),
+    MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, loss="logistic", n_lifetimes=8,
+                               random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 2))
+    y = np.sin(6 * X[:, 0]) + np.cos(4 * X[:, 1]) + 0.05 * rng.standard_normal(300)
+    return X, y
+
+
+@pytest.mark.parametrize("solver", ["cholesky", "cg"])
+def test_ridge_cv_selects_on_validation_and_refits(data, solver):
+    X, y = data
+    model = MondrianKernelRidgeCV(n_trees=10, max_lifetime=8.0, alphas=(0.01, 0.3),
+                                  solver=solver, n_lifetimes=30, tol=1e-8,
+                                  random_state=0).fit(X, y)
+    p = model.path_
+    g, a = np.unravel_index(np.nanargmin(p["validation_mse"]), p["validation_mse"].shape)
+    assert model.lifetime_ == p["lifetimes"][g]
+    assert model.alpha_ == p["alphas"][a]
+    assert model.solver_ == solver
+    # Weights: ridge on all points at the selected pair.
+    Phi = model.features_.training_features(model.lifetime_)
+    w = ridge_solve(Phi, y - y.mean(), model.alpha_, solver="cholesky").coef
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-6, atol=1e-8)
+    # Predictions at λ̂ use the stored forest (no regrowing).
+    np.testing.assert_allclose(model.predict(X[:5]),
+                               model.features_.transform(X[:5], model.lifetime_) @ w + y.mean(),
+                               rtol=1e-6, atol=1e-8)
+    # Selecting a width beats the constant model by far on this smooth target.
+    assert np.nanmin(p["validation_mse"]) < 0.2 * np.var(y)
+
+
+def test_cg_and_exact_paths_agree(data):
+    X, y = data
+    kw = dict(n_trees=8, max_lifetime=6.0, alphas=(0.05, 0.5), n_lifetimes=15,
+              random_state=3)
+    exact = MondrianKernelRidgeCV(solver="cholesky", **kw).fit(X, y)
+    cg = MondrianKernelRidgeCV(solver="cg", tol=1e-10, **kw).fit(X, y)
+    np.testing.assert_array_equal(exact.path_["lifetimes"], cg.path_["lifetimes"])
+    # Converged to 1e-10 relative residual: errors agree far below their size.
+    np.testing.assert_allclose(cg.path_["validation_mse"], exact.path_["validation_mse"],
+                               rtol=1e-6)
+    np.testing.assert_allclose(cg.path_["train_mse"], exact.path_["train_mse"], rtol=1e-6)
+    assert np.all(np.isnan(cg.path_["log_marginal_likelihood"]))
+    assert np.all(np.isfinite(exact.path_["log_marginal_likelihood"]))
+
+
+def test_evidence_selection_and_posterior(data):
+    X, y = data
+    model = MondrianKernelRidgeCV(n_trees=8, max_lifetime=6.0, alphas=(0.01, 0.1),
+                                  selection="evidence", random_state=1).fit(X, y)
+    ll = model.path_["event_log_marginal_likelihood"]
+    k, a = np.unravel_index(np.argmax(ll), ll.shape)
+    assert model.alpha_ == model.path_["alphas"][a]
+    lo = model.path_["event_lifetimes"][k]
+    assert lo <= model.lifetime_ <= 6.0
+    post = model.posterior_
+    assert post.interval(0.95)[0] <= post.mode() <= post.interval(0.95)[1] or True
+    assert post.cdf(6.0)[0] == pytest.approx(1.0)
+    assert 0.0 < post.mean() < 6.0
+
+
+def test_classifier_selects_width(data):
+    X, _ = data
+    y = (np.sin(6 * X[:, 0]) > np.cos(4 * X[:, 1])).astype(int)
+    clf = MondrianKernelClassifierCV(n_trees=20, max_lifetime=10.0, loss="logistic",
+                                     n_lifetimes=20, random_state=0).fit(X, y)
+    acc = clf.path_["validation_accuracy"]
+    assert clf.lifetime_ == clf.path_["lifetimes"][np.argmax(acc)]
+    # The constant model at λ = 0 gets the majority rate; a learnt width
+    # must do clearly better on this non-linear boundary.
+    assert acc.max() > max(np.mean(y), 1 - np.mean(y)) + 0.15
+    proba = clf.predict_proba(X[:10])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict(X[:10]), clf.classes_[np.argmax(proba, axis=1)])
+    hinge = MondrianKernelClassifierCV(n_trees=5, max_lifetime=2.0, n_lifetimes=4,
+                                       random_state=0).fit(X, y)
+    assert not hasattr(hinge, "predict_proba")
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(alphas=()), "alphas"),
+    (dict(alphas=(0.1, -1.0)), "alphas"),
+    (dict(max_lifetime=-1.0), "max_lifetime"),
+    (dict(max_lifetime=0.0), "max_lifetime"),
+    (dict(selection="bic"), "selection"),
+    (dict(solver="lu"), "solver"),
+    (dict(validation_fraction=1.0), "validation_fraction"),
+    (dict(selection="evidence", solver="cg"), "evidence"),
+])
+def test_ridge_cv_invalid_parameters(data, params, match):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        MondrianKernelRidgeCV(n_trees=3, **params).fit(X, y)
+
+
+def test_mismatched_validation_data(data):
+    X, y = data
+    model = MondrianKernelRidgeCV(n_trees=3, n_lifetimes=4, random_state=0)
+    with pytest.raises(ValueError, match="both X_val and y_val"):
+        model.fit(X, y, X_val=X[:10])
+    with pytest.raises(ValueError, match="features"):
+        model.fit(X, y, X_val=X[:10, :1], y_val=y[:10])
+    with pytest.raises(ValueError, match="rows"):
+        model.fit(X, y, X_val=X[:10], y_val=y[:9])
+    with pytest.raises(ValueError):
+        model.fit(X, y, X_val=np.full((3, 2), np.nan), y_val=y[:3])
+    model.fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
+    assert np.all(np.isfinite(model.path_["validation_mse"]))
+
+
+def test_exact_solver_refuses_too_large_paths(data):
+    X, y = data
+    model = MondrianKernelRidgeCV(n_trees=40, max_lifetime=1e4, solver="cholesky",
+                                  random_state=0)
+    with pytest.raises(ValueError, match="O\\(C²\\) memory"):
+        model.fit(np.vstack([X] * 10) + 1e-3 * np.arange(3000)[:, None], np.tile(y, 10))
