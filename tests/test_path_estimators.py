@@ -9,8 +9,8 @@ from mondrian.ridge import ridge_solve
 
 @parametrize_with_checks([
     MondrianKernelRidgeCV(n_trees=20, max_lifetime=3.0, n_lifetimes=8, random_state=0),
-    MondrianKernelRidgeCV(n_trees=10, max_lifetime=3.0, selection="evidence", n_lifetimes=8,
-                          random_state=0),
+    MondrianKernelRidgeCV(n_trees=8, max_lifetime=1.5, alphas=(0.1, 1.0), selection="evidence",
+                          n_lifetimes=8, random_state=0),
     MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, n_lifetimes=8, random_state=0),
     MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, loss="logistic", n_lifetimes=8,
                                random_state=0),
@@ -75,7 +75,9 @@ def test_evidence_selection_and_posterior(data):
     lo = model.path_["event_lifetimes"][k]
     assert lo <= model.lifetime_ <= 6.0
     post = model.posterior_
-    assert post.interval(0.95)[0] <= post.mode() <= post.interval(0.95)[1] or True
+    lo95, hi95 = post.interval(0.95)
+    assert 0.0 <= lo95 < hi95 <= 6.0
+    assert post.cdf(hi95)[0] - post.cdf(lo95)[0] == pytest.approx(0.95, abs=1e-9)
     assert post.cdf(6.0)[0] == pytest.approx(1.0)
     assert 0.0 < post.mean() < 6.0
 
