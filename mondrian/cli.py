@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     fit.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
     fit.set_defaults(func=_cmd_fit)
+    from .path_command import add_path_command; add_path_command(sub)
 
     exp = sub.add_parser("experiment", help="reproduce a figure or table of the papers",
                          description="Run one reproduction; each writes a CSV and a PNG.")

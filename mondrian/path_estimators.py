@@ -246,7 +246,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
                 progress(g + 1, n_grid)
         path = dict(lifetimes=grid, alphas=alphas, n_features=n_cols, train_mse=train_mse,
                     validation_mse=val_mse, log_marginal_likelihood=log_ml, solver=solver,
-                    tol=self.tol if solver == "cg" else 0.0)
+                    tol=self.tol if solver == "cg" else 0.0, validation_rows=val_rows)
         posterior = None
         if solver == "cholesky":
             learner.run(lam_max)
