@@ -439,10 +439,12 @@ class CGRidgePath:
     """
 
     def __init__(self, events: SplitEvents, y, alphas, *, train_mask=None, tol: float = 1e-4,
-                 max_iter: int = 5000, warm_start: str = "dual", n_jobs: int | None = None):
+                 max_iter: int = 5000, warm_start: str = "copy", local_sweeps: int = 2,
+                 n_jobs: int | None = None):
         if warm_start not in ("dual", "copy"):
             raise ValueError(f"warm_start must be 'dual' or 'copy', got {warm_start!r}")
         self.warm_start = warm_start
+        self.local_sweeps = check_int(local_sweeps, "local_sweeps", minimum=0)
         self.events = events
         self.alphas = check_alphas(alphas)
         self.tol = check_positive_float(tol, "tol")
@@ -467,7 +469,7 @@ class CGRidgePath:
             raise ValueError(f"lifetime {lifetime} is below the path's {self.lifetime}")
         self._state.advance(lifetime, self.warm_start == "dual")
         self.lifetime = lifetime
-        iters, sse = self._state.solve(self.tol, self.max_iter)
+        iters, sse = self._state.solve(self.tol, self.max_iter, self.local_sweeps)
         if np.any(iters < 0):
             raise RuntimeError(f"conjugate gradients did not reach tol={self.tol} in "
                                f"{self.max_iter} iterations at lifetime {lifetime}; "
