@@ -1,0 +1,104 @@
+"""The kernel-width path on the CPU data (6554 x 21, raw), Lambda = 1e-6.
+
+Run from ``asv_bench/``: ``asv run --python=same --bench bench_path``.
+Targets of the path issue: the exact Cholesky path at M = 50 within 2 s; the
+scalable (CG) path at M = 350 over >= 100 lifetimes; its peak memory within
+3x of the feature matrix at Lambda plus the data (``track_phi_plus_data_mb``
+is that reference, read next to ``peakmem_cg_path``); the test error of the
+selected model (``track_test_error``, the paper's metric in percent).
+"""
+import numpy as np
+
+try:
+    from mondrian import MondrianFeatures, MondrianKernelRidgeCV
+    from mondrian.cli import relative_error
+    from mondrian.datasets import load_cpu
+    from mondrian.path import CGRidgePath, ExactRidgePath, lifetime_grid, split_events
+except ImportError:  # older commits
+    MondrianKernelRidgeCV = None
+
+
+def _cpu():
+    data = load_cpu()
+    return data.X_train, data.y_train, data.X_test, data.y_test
+
+
+class ExactPathCPU:
+    """Exact ridge at every event by Cholesky up/down-dates (Sec. 4.2.1)."""
+
+    params = ([1, 4],)
+    param_names = ["n_alphas"]
+    timeout = 120
+
+    def setup(self, n_alphas):
+        X, y, _, _ = _cpu()
+        self.y = y - y.mean()
+        self.alphas = [1e-3, 1e-2, 1e-1, 1.0][-n_alphas:]
+        self.events = split_events(MondrianFeatures(n_trees=50, lifetime=1e-6,
+                                                    random_state=0).fit(X))
+
+    def time_exact_path(self, n_alphas):
+        path = ExactRidgePath(self.events, self.y, self.alphas)
+        path.run(1e-6)
+        path.log_marginal_likelihood()
+
+    def peakmem_exact_path(self, n_alphas):
+        ExactRidgePath(self.events, self.y, self.alphas).run(1e-6)
+
+
+class CGPathCPU:
+    """Warm-started CG ridge at a grid of lifetimes, M = 350."""
+
+    params = ([100, 200], [1e-3, 1e-4])
+    param_names = ["n_lifetimes", "tol"]
+    timeout = 600
+
+    def setup(self, n_lifetimes, tol):
+        self.X, y, _, _ = _cpu()
+        self.y = y - y.mean()
+        self.mf = MondrianFeatures(n_trees=350, lifetime=1e-6, random_state=0).fit(self.X)
+        self.events = split_events(self.mf)
+        self.grid = lifetime_grid(self.events, n_lifetimes)
+
+    def _run(self, tol):
+        path = CGRidgePath(self.events, self.y, [0.1], tol=tol)
+        for lam in self.grid:
+            path.solve_at(lam)
+
+    def time_cg_path(self, n_lifetimes, tol):
+        self._run(tol)
+
+    def peakmem_cg_path(self, n_lifetimes, tol):
+        self._run(tol)
+
+    def track_phi_plus_data_mb(self, n_lifetimes, tol):
+        Phi = self.mf.training_features()
+        nbytes = Phi.data.nbytes + Phi.indices.nbytes + Phi.indptr.nbytes + self.X.nbytes
+        return nbytes / 2**20
+
+    track_phi_plus_data_mb.unit = "MiB"
+
+
+class RidgeCVCPU:
+    """The whole estimator: forest, path over 100 lifetimes, selection, refit."""
+
+    params = ([0, 1, 2],)
+    param_names = ["seed"]
+    timeout = 600
+
+    def setup(self, seed):
+        self.X, self.y, self.X_test, self.y_test = _cpu()
+
+    def _fit(self, seed):
+        return MondrianKernelRidgeCV(n_trees=350, max_lifetime=1e-6, alphas=(0.1, 1.0),
+                                     n_lifetimes=100, tol=1e-3,
+                                     random_state=seed).fit(self.X, self.y)
+
+    def time_fit(self, seed):
+        self._fit(seed)
+
+    def track_test_error(self, seed):
+        model = self._fit(seed)
+        return relative_error(self.y_test, model.predict(self.X_test))
+
+    track_test_error.unit = "percent"
