@@ -227,11 +227,7 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
 
 def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray,
          shape: tuple[int, int]) -> sp.csr_array:
-    """A csr_array over the given buffers, with 32-bit indices when they fit."""
-    if shape[1] < 2**31 - 1 and indptr[-1] < 2**31 - 1:
-        indices = indices.astype(np.int32)
-        indptr = indptr.astype(np.int32)
+    """A csr_array over the C core's buffers (no copies; indices sorted per row)."""
     out = sp.csr_array((data, indices, indptr), shape=shape, copy=False)
     out.has_sorted_indices = True
     return out
-

@@ -1,5 +1,5 @@
 # Declarations of the C core (c/*.h); no code.
-from libc.stdint cimport int64_t, uint64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t
 
 cdef extern from "numpy/random/bitgen.h":
     ctypedef struct bitgen_t:
@@ -59,9 +59,11 @@ cdef extern from "c/features.h" nogil:
                            const double *X, size_t n, size_t d, double lam,
                            const mt_index *node_offset, const mt_index *col_of_node,
                            const mt_index *col_offset, double scale,
-                           mt_index *indices, double *data, int n_threads)
+                           int32_t *indices32, mt_index *indices64, double *data,
+                           int n_threads)
     int mt_forest_features_fitted(mt_tree **trees, size_t n_trees, double lam,
                                   const mt_index *node_offset,
                                   const mt_index *col_of_node,
                                   const mt_index *col_offset, double scale,
-                                  mt_index *indices, double *data, int n_threads)
+                                  int32_t *indices32, mt_index *indices64,
+                                  double *data, int n_threads)

@@ -10,6 +10,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libc.math cimport isinf
+from libc.stdint cimport int32_t
 
 import numpy as np
 
@@ -344,7 +345,8 @@ def forest_features(trees, X, double lifetime, int n_threads=1):
     off the node slices); otherwise every row of ``X`` (C-contiguous float64,
     shape (n, D)) is looked up with the expected-feature value.
 
-    Returns ``(data, indices, indptr, n_columns)``.
+    Returns ``(data, indices, indptr, n_columns)``; indices and indptr are
+    int32 when they fit, else int64.
     """
     cdef _TreeArray arr = _TreeArray(trees)
     cdef Py_ssize_t M = arr.n
@@ -362,9 +364,22 @@ def forest_features(trees, X, double lifetime, int n_threads=1):
         n = Xv.shape[0]
         if <size_t>Xv.shape[1] != d:
             raise ValueError(f"X has {Xv.shape[1]} features, the trees have {d}")
-    indices = np.empty(max(n * M, 1), dtype=np.int64)
+    # 32-bit indices (scipy's and liblinear's native ones) whenever every
+    # column number and every row pointer fits.
+    cdef bint small = col_offset[M] < 2**31 - 1 and n * M < 2**31 - 1
+    index_dtype = np.int32 if small else np.int64
+    indices = np.empty(max(n * M, 1), dtype=index_dtype)
     data = np.empty(max(n * M, 1), dtype=np.float64)
-    cdef mt_index[::1] iv = indices
+    cdef int32_t[::1] iv32
+    cdef mt_index[::1] iv64
+    cdef int32_t *p32 = NULL
+    cdef mt_index *p64 = NULL
+    if small:
+        iv32 = indices
+        p32 = &iv32[0]
+    else:
+        iv64 = indices
+        p64 = &iv64[0]
     cdef double[::1] dv = data
     cdef double scale = 1.0 / np.sqrt(M)
     cdef int status = MT_OK
@@ -373,12 +388,12 @@ def forest_features(trees, X, double lifetime, int n_threads=1):
             with nogil:
                 status = mt_forest_features_fitted(
                     arr.ptr, <size_t>M, lifetime, &no[0], &cn[0], &co[0], scale,
-                    &iv[0], &dv[0], n_threads)
+                    p32, p64, &dv[0], n_threads)
         else:
             with nogil:
                 status = mt_forest_features(
                     arr.ptr, <size_t>M, &Xv[0, 0], n, d, lifetime, &no[0], &cn[0],
-                    &co[0], scale, &iv[0], &dv[0], n_threads)
+                    &co[0], scale, p32, p64, &dv[0], n_threads)
     check_status(status, "forest_features")
-    indptr = np.arange(0, n * M + 1, M, dtype=np.int64)
+    indptr = np.arange(0, n * M + 1, M, dtype=index_dtype)
     return data[: n * M], indices[: n * M], indptr, int(col_offset[M])

@@ -7,6 +7,10 @@
  * entry per tree, so row i's entries are indices[i*M + m], data[i*M + m]
  * (indptr is i*M, sorted within rows).  A training point's entry is
  * `scale` = 1/sqrt(M); a new point's is scale * exp(-exponent) (lookup.h).
+ *
+ * Column indices go to `indices32` (int32, when the number of columns is
+ * below 2^31: what scipy.sparse and liblinear use) or, if that is NULL, to
+ * `indices64`; exactly one of the two must be non-NULL.
  */
 #ifndef MT_FEATURES_H
 #define MT_FEATURES_H
@@ -28,7 +32,8 @@ int mt_forest_features(mt_tree *const *trees, size_t n_trees,
                        const double *X, size_t n, size_t d, double lambda,
                        const mt_index *node_offset, const mt_index *col_of_node,
                        const mt_index *col_offset, double scale,
-                       mt_index *indices, double *data, int n_threads);
+                       int32_t *indices32, mt_index *indices64, double *data,
+                       int n_threads);
 
 /*
  * Entries of Phi for the trees' own training points (row i = training point
@@ -38,6 +43,7 @@ int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
                               double lambda, const mt_index *node_offset,
                               const mt_index *col_of_node,
                               const mt_index *col_offset, double scale,
-                              mt_index *indices, double *data, int n_threads);
+                              int32_t *indices32, mt_index *indices64,
+                              double *data, int n_threads);
 
 #endif /* MT_FEATURES_H */
