@@ -242,6 +242,29 @@ def split_events(features: MondrianFeatures) -> SplitEvents:
                        lifetime=float(features.lifetime_), arrays=arrays)
 
 
+def _remapper(old: SplitEvents, new: SplitEvents):
+    """Map global node ids of ``old`` to those of ``new``, an extension of the
+    same forest (``MondrianFeatures.extend``: node ids within each tree are
+    unchanged, new nodes appended); checks that the old events come first."""
+    if (old.n_trees != new.n_trees or old.n_points != new.n_points
+            or new.lifetime < old.lifetime):
+        raise ValueError("the new events do not extend the path's forest")
+    tree_of = old.arrays["tree_of"]
+    shift = new.node_offset[:-1] - old.node_offset[:-1]
+
+    def remap(ids):
+        ids = np.asarray(ids, dtype=np.int64)
+        return ids + shift[tree_of[ids]]
+
+    n_old = old.times.shape[0]
+    if (new.times.shape[0] < n_old
+            or not np.array_equal(new.nodes[:n_old], remap(old.nodes))
+            or not np.array_equal(new.times[:n_old], old.times)):
+        raise ValueError("the new events do not extend the path's forest: the old "
+                         "split events must be unchanged (use MondrianFeatures.extend)")
+    return remap
+
+
 def lifetime_grid(events: SplitEvents, n_lifetimes: int = 200) -> np.ndarray:
     """Up to ``n_lifetimes`` lifetimes spread evenly over the events.
 
@@ -313,9 +336,10 @@ class ExactRidgePath:
         self.y = y
         self.yty = float(y @ y)
         self.n_points = int(is_train.sum())
+        self._mask = is_train.astype(bool)
+        self._n_threads = resolve_n_jobs(n_jobs)
         self._state = _path.CholeskyPath(*events.base_args(is_train), node_y, counts,
-                                         self.alphas, events.n_columns,
-                                         resolve_n_jobs(n_jobs))
+                                         self.alphas, events.n_columns, self._n_threads)
 
     @property
     def n_done(self) -> int:
@@ -346,6 +370,22 @@ class ExactRidgePath:
     def factor(self, alpha_index: int = 0) -> np.ndarray:
         """Current Cholesky factor of A (columns ordered as :meth:`weights`)."""
         return self._state.factor(alpha_index)
+
+    def extend(self, events: SplitEvents) -> "ExactRidgePath":
+        """Continue on the events of the same forest extended to a larger
+        lifetime (``MondrianFeatures.extend``, memorylessness): the factors,
+        weights and records so far are kept, only new events remain to run."""
+        remap = _remapper(self.events, events)
+        check_exact_size(events.n_columns, self.alphas.shape[0])
+        state = self._state._export()
+        state["act"] = remap(state["act"]).astype(np.int32)
+        state["order"] = remap(state["order"])
+        _, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
+        new = _path.CholeskyPath(*events.base_args(is_train), node_y, counts, self.alphas,
+                                 events.n_columns, self._n_threads)
+        new._import(state)
+        self._state, self.events = new, events
+        return self
 
     def _records(self):
         k = self.n_done + 1
@@ -451,9 +491,31 @@ class CGRidgePath:
         self.max_iter = check_int(max_iter, "max_iter")
         self.n_threads = resolve_n_jobs(n_jobs)
         y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
+        self.y, self._mask = y, is_train.astype(bool)
         self._state = _path.CGPath(*events.base_args(is_train), node_y, counts, y,
                                    self.alphas, self.n_threads)
         self.lifetime = 0.0
+
+    def extend(self, events: SplitEvents) -> "CGRidgePath":
+        """Continue on the events of the same forest extended to a larger
+        lifetime (``MondrianFeatures.extend``): weights, residuals and the
+        active-node table are carried over, only new events remain to run."""
+        remap = _remapper(self.events, events)
+        state = self._state._export()
+        old_ids = np.arange(self.events.n_nodes)
+        new_ids = remap(old_ids)
+        W = np.zeros((self.alphas.shape[0], events.n_nodes))
+        W[:, new_ids] = state["W"]
+        active = np.zeros(events.n_nodes, dtype=np.uint8)
+        active[new_ids] = state["active"]
+        state.update(W=W, active=active, act=remap(state["act"]).astype(np.int32),
+                     fresh=remap(state["fresh"]))
+        y, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
+        new = _path.CGPath(*events.base_args(is_train), node_y, counts, y, self.alphas,
+                           self.n_threads)
+        new._import(state)
+        self._state, self.events = new, events
+        return self
 
     def solve_at(self, lifetime: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance to ``lifetime`` (>= the last one) and solve.

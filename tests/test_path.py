@@ -245,3 +245,49 @@ def test_invalid_alphas_and_sizes(problem):
         check_exact_size(100_000, 1)
     with pytest.raises(ValueError, match="train_mask"):
         CGRidgePath(ev, y, [0.1], train_mask=np.zeros(y.shape[0], bool))
+
+
+@pytest.mark.parametrize("kind", ["exact", "cg"])
+def test_extending_the_forest_continues_the_path(kind):
+    rng = np.random.default_rng(4)
+    X = rng.random((120, 2))
+    y = np.cos(4 * X[:, 0]) + 0.1 * rng.standard_normal(120)
+    y = y - y.mean()
+
+    def fresh():
+        return MondrianFeatures(n_trees=5, lifetime=1.5, random_state=7).fit(X)
+
+    def make(ev):
+        if kind == "exact":
+            return ExactRidgePath(ev, y, [0.1, 1.0])
+        return CGRidgePath(ev, y, [0.1, 1.0], tol=1e-10)
+
+    def advance(path, lam):
+        if kind == "exact":
+            path.run(lam)
+            return path.node_weights()
+        path.solve_at(lam)
+        return path.node_weights()
+
+    mf = fresh()
+    path = make(split_events(mf))
+    advance(path, 1.5)
+    mf.extend(4.0)   # memorylessness: trees continue from 1.5, old nodes unchanged
+    ev_big = split_events(mf)
+    n_before = path.events.times.shape[0]
+    path.extend(ev_big)
+    if kind == "exact":
+        assert path.n_done == n_before          # nothing re-run
+    W = advance(path, 4.0)
+    # Same forest grown straight to 4.0 from the same seed, path run from 0.
+    reference = make(ev_big)
+    W_ref = advance(reference, 4.0)
+    cols = ev_big.columns_at(4.0)
+    # Exact: equal to rounding; CG: both within ‖w - w*‖ ≤ tol·‖Φᵀy‖/α ≈ 1e-8.
+    np.testing.assert_allclose(W[:, cols], W_ref[:, cols], rtol=1e-6, atol=1e-7)
+    if kind == "exact":
+        np.testing.assert_allclose(path.log_marginal_likelihood(),
+                                   reference.log_marginal_likelihood(), rtol=1e-9)
+    with pytest.raises(ValueError, match="extend"):
+        path.extend(split_events(MondrianFeatures(n_trees=5, lifetime=4.0,
+                                                  random_state=8).fit(X)))

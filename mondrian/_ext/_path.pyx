@@ -114,6 +114,18 @@ cdef class _PathBase:
         """Copy of the (N, M) table of active node ids."""
         return np.asarray(self.act).copy()
 
+    def _set_base(self, act, Py_ssize_t cursor):
+        """Load an active-node table and event cursor (continuing a path)."""
+        act = np.asarray(act, dtype=np.int32)
+        if act.shape != (self.n_points, self.n_trees):
+            raise ValueError("active table of the wrong shape")
+        if cursor < 0 or cursor > self.n_events:
+            raise ValueError("cursor out of range")
+        if act.size and (act.min() < 0 or act.max() >= self.n_nodes):
+            raise ValueError("active table holds an invalid node id")
+        np.asarray(self.act)[:, :] = act
+        self.cursor = cursor
+
     def gather(self, W, const int64_t[::1] rows, int n_threads=1):
         """Predictions Σₘ W[k, act[i, m]]/√M of the points ``rows`` for
         node-space weights W of shape (K, n_nodes); returns (K, len(rows))."""
@@ -311,6 +323,43 @@ cdef class CholeskyPath(_PathBase):
         """(node ids of the current columns, weights of shape (n_alpha, C))."""
         n = self.n_columns
         return (np.asarray(self.order)[:n].copy(), np.asarray(self.sol)[:, :n].copy())
+
+    def _export(self):
+        """Everything needed to continue this path on an extended forest."""
+        n, cap, k = self.n_columns, self.capacity, self.cursor + 1
+        L = np.asarray(self.L).reshape(self.n_alpha, cap, cap)[:, :n, :n].copy()
+        return dict(act=self.active_table(), cursor=self.cursor, L=L,
+                    order=np.asarray(self.order)[:n].copy(),
+                    sol=np.asarray(self.sol)[:, :n].copy(),
+                    rec_columns=np.asarray(self.rec_columns)[:k].copy(),
+                    rec_zz=np.asarray(self.rec_zz)[:k].copy(),
+                    rec_ww=np.asarray(self.rec_ww)[:k].copy(),
+                    rec_logdet=np.asarray(self.rec_logdet)[:k].copy())
+
+    def _import(self, state):
+        """Load :meth:`_export` output whose node ids are already remapped."""
+        order = np.asarray(state["order"], dtype=np.int64)
+        n = order.shape[0]
+        L = np.asarray(state["L"], dtype=np.float64)
+        k = state["rec_columns"].shape[0]
+        if (n >= self.capacity or L.shape != (self.n_alpha, n, n)
+                or k != state["cursor"] + 1 or k > self.n_events + 1):
+            raise ValueError("inconsistent path state")
+        if n and (order.min() < 0 or order.max() >= self.n_nodes):
+            raise ValueError("path state holds an invalid node id")
+        self._set_base(state["act"], state["cursor"])
+        cap = self.capacity
+        Lv = np.asarray(self.L).reshape(self.n_alpha, cap, cap)
+        Lv[:, :n, :n] = L
+        np.asarray(self.order)[:n] = order
+        pos = np.asarray(self.pos)
+        pos[:] = -1
+        pos[order] = np.arange(n)
+        np.asarray(self.b)[:n] = np.asarray(self.node_y)[order]
+        np.asarray(self.sol)[:, :n] = state["sol"]
+        self.n_columns = n
+        for name in ("rec_columns", "rec_zz", "rec_ww", "rec_logdet"):
+            getattr(self, name)[:k] = state[name]
 
     def factor(self, Py_ssize_t alpha_index):
         """The current lower Cholesky factor (C x C) for one alpha, columns in
@@ -570,6 +619,30 @@ cdef class CGPath(_PathBase):
     def weights(self):
         """Node-space weights, shape (n_alpha, n_nodes) (zero off the active nodes)."""
         return np.asarray(self.W).copy()
+
+    def _export(self):
+        """Everything needed to continue this path on an extended forest."""
+        nf = self.n_fresh
+        return dict(act=self.active_table(), cursor=self.cursor,
+                    W=np.asarray(self.W).copy(), active=np.asarray(self.active).copy(),
+                    resid=np.asarray(self.resid).copy(), resid_valid=bool(self.resid_valid),
+                    fresh=np.asarray(self.fresh)[:nf].copy())
+
+    def _import(self, state):
+        """Load :meth:`_export` output whose node-space arrays are remapped."""
+        W = np.asarray(state["W"], dtype=np.float64)
+        active = np.asarray(state["active"], dtype=np.uint8)
+        fresh = np.asarray(state["fresh"], dtype=np.int64)
+        if (W.shape != (self.n_alpha, self.n_nodes) or active.shape != (self.n_nodes,)
+                or np.shape(state["resid"]) != (self.n_alpha, self.n_points)):
+            raise ValueError("inconsistent path state")
+        self._set_base(state["act"], state["cursor"])
+        np.asarray(self.W)[:, :] = W
+        np.asarray(self.active)[:] = active
+        np.asarray(self.resid)[:, :] = state["resid"]
+        self.resid_valid = state["resid_valid"]
+        np.asarray(self.fresh)[:fresh.shape[0]] = fresh
+        self.n_fresh = fresh.shape[0]
 
 
 # --------------------------------------------------------------------------
