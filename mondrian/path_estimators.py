@@ -87,7 +87,9 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
     (Sec. 4.1) and ridge regression for every alpha follows warm-started
     (Sec. 4.2).  The pair (λ, α) is selected by the error on validation data
     or by the exact log marginal likelihood L(λ) (Sec. 4.2.1), and the
-    weights are then refitted on all labelled points at the selected pair.
+    weights are then refitted on all labelled points at the selected pair
+    (exactly after the exact path; by CG to ``tol`` from the selected path
+    weights after the CG path).
 
     Parameters
     ----------
@@ -229,6 +231,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         else:
             learner = CGRidgePath(events, yc, alphas, train_mask=mask, tol=self.tol,
                                   n_jobs=self.n_jobs)
+        best_err, best_w = np.inf, None
         for g, lam in enumerate(grid):
             if solver == "cholesky":
                 learner.run(lam)
@@ -242,6 +245,9 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             if val_rows.size:
                 pred = learner.predict_points(val_rows)
                 val_mse[g] = np.mean((pred - yc[val_rows][None, :]) ** 2, axis=1)
+                if solver == "cg" and val_mse[g].min() < best_err:
+                    best_err = val_mse[g].min()
+                    best_w = learner.node_weights()[int(np.argmin(val_mse[g]))]
             if progress is not None:
                 progress(g + 1, n_grid)
         path = dict(lifetimes=grid, alphas=alphas, n_features=n_cols, train_mse=train_mse,
@@ -269,10 +275,17 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             posterior = LifetimePosterior(path["event_lifetimes"], ev_ll[:, a_sel], lam_max,
                                           prior=self.prior)
         self.path_time_ = time.perf_counter() - t0
-        # Refit on every labelled point at the selected pair.
+        # Refit on every labelled point at the selected pair: exactly after the
+        # exact path; by CG to the path's tolerance, warm-started from the
+        # selected path weights, after the CG path.
         self.intercept_ = float(y_all.mean())
         Phi = features.training_features(lifetime)
-        sol = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="auto", tol=1e-8)
+        if solver == "cholesky":
+            sol = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="cholesky")
+        else:
+            x0 = None if best_w is None else best_w[events.columns_at(lifetime)]
+            sol = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="cg", tol=self.tol,
+                              x0=x0)
         self.coef_ = sol.coef
         self.features_ = features
         self.lifetime_ = lifetime
