@@ -139,3 +139,25 @@ def test_exact_solver_refuses_too_large_paths(data):
                                   random_state=0)
     with pytest.raises(ValueError, match="O\\(C²\\) memory"):
         model.fit(np.vstack([X] * 10) + 1e-3 * np.arange(3000)[:, None], np.tile(y, 10))
+
+
+def test_path_command_and_experiments(tmp_path, capsys):
+    import csv
+
+    from mondrian.cli import main as cli_main
+
+    png = tmp_path / "path.png"
+    assert cli_main(["path", "--n-trees", "5", "--solver", "cholesky", "--n-lifetimes", "10",
+                     "--out", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "selected lifetime" in out and "test error" in out and "path time" in out
+    assert png.exists()
+    for name in ("fig7", "fig8"):
+        assert cli_main(["experiment", name, "--quick", "--out", str(tmp_path)]) == 0
+        with open(tmp_path / f"{name}.csv") as fh:
+            rows = list(csv.DictReader(fh))
+        errors = [float(r["validation_error_percent"]) for r in rows]
+        # Relative errors in percent: positive and finite.
+        assert rows and all(np.isfinite(e) and e > 0 for e in errors)
+    out = capsys.readouterr().out
+    assert "selected lifetime" in out   # fig7 prints λ̂

@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="lifetimes on the validation grid (100)")
     parser.add_argument("--tol", type=float, default=1e-4, help="CG tolerance (1e-4)")
     parser.add_argument("--seed", type=int, default=0, help="seed (0)")
+    parser.add_argument("--quick", action="store_true",
+                        help="200 points per set, 10 trees, 20 grid lifetimes")
 
 
 def sample_laplace_gp(n: int, dim: int, lifetime0: float, noise: float,
@@ -50,6 +52,10 @@ def sample_laplace_gp(n: int, dim: int, lifetime0: float, noise: float,
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.quick:
+        args.n_points, args.n_trees = min(args.n_points, 200), min(args.n_trees, 10)
+        args.n_lifetimes = min(args.n_lifetimes, 20)
+        print("--quick: 200 points per set, 10 trees, 20 grid lifetimes")
     lams = [float(v) for v in args.max_lifetimes.split(",") if v.strip()]
     if (not lams or any(not v > 0 for v in lams) or args.n_points < 10 or args.n_trees < 1
             or not args.noise > 0 or not args.lifetime0 > 0):

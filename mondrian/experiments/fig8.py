@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-baselines", action="store_true",
                         help="only the Mondrian path (skip Fourier and binning searches)")
     parser.add_argument("--seed", type=int, default=0, help="seed (0)")
+    parser.add_argument("--quick", action="store_true",
+                        help="M = 20, 20 grid lifetimes, 2 bisection rounds for the baselines")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
             or not args.baseline_start > 0):
         raise ValueError("need --n-trees >= 1, --max-lifetime > 0, --alpha > 0, "
                          "--baseline-start > 0")
+    n_bisections = 6
+    if args.quick:
+        args.n_trees, args.n_lifetimes, n_bisections = min(args.n_trees, 20), 20, 2
+        print("--quick: M = 20, 20 grid lifetimes, 2 bisection rounds")
     data = load_cpu()
     rng = np.random.default_rng(args.seed)
     perm = rng.permutation(data.X_train.shape[0])
@@ -78,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         }
         for name, make in makers.items():
             res = width_search(make, score, X_tr, y_tr, X_val, y_val,
-                               lifetime0=args.baseline_start)
+                               lifetime0=args.baseline_start, n_bisections=n_bisections)
             curves[name] = (np.asarray(res.elapsed), res.best_so_far())
             rows += [(name, lam, e, t) for lam, e, t in res.trajectory()]
             print(f"{name}: {len(res.lifetimes)} lifetimes in {res.elapsed[-1]:.2f} s, best "
