@@ -291,3 +291,17 @@ def test_extending_the_forest_continues_the_path(kind):
     with pytest.raises(ValueError, match="extend"):
         path.extend(split_events(MondrianFeatures(n_trees=5, lifetime=4.0,
                                                   random_state=8).fit(X)))
+
+
+def test_sgd_full_pass_schedule(problem):
+    _, y, _, ev = problem
+    path = SGDPath(ev, y, loss="squared", learning_rate=0.3, pass_="full",
+                   random_state=np.random.default_rng(1))
+    err0 = np.mean((path.decision_points() - y) ** 2)
+    path.advance(ev.times[len(ev.times) // 2])
+    # One epoch after every split (the authors' schedule) fits the target.
+    assert np.mean((path.decision_points() - y) ** 2) < 0.5 * err0
+    with pytest.raises(ValueError, match="pass_"):
+        SGDPath(ev, y, pass_="half")
+    with pytest.raises(ValueError, match="loss"):
+        SGDPath(ev, y, loss="huber")
