@@ -25,6 +25,12 @@ __all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
 #: in well under a second; above it, CG on the sparse system is cheaper.
 AUTO_CHOLESKY_MAX = 3000
 
+#: :class:`MondrianKernelRidge` builds ΦᵀΦ in C from the trees (much faster
+#: than the sparse product), so with ``solver='auto'`` it factorises the
+#: primal system up to this many columns (a 6000² matrix takes 288 MB; on the
+#: CPU data, 5056 columns: 1.4 s against 2.9 s for CG at tol 1e-8).
+AUTO_GRAM_CHOLESKY_MAX = 6000
+
 _SOLVERS = ("auto", "cholesky", "cg")
 
 
@@ -48,7 +54,8 @@ class RidgeSolution:
 
 
 def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-10,
-                max_iter: int | None = None, x0: np.ndarray | None = None) -> RidgeSolution:
+                max_iter: int | None = None, x0: np.ndarray | None = None,
+                gram: np.ndarray | None = None) -> RidgeSolution:
     """Minimise ‖y - Φw‖² + α‖w‖² for sparse or dense Φ.
 
     Parameters
@@ -71,6 +78,9 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         ``RuntimeError`` rather than returning unconverged weights.
     x0 : ndarray, optional
         Initial weights for 'cg' (a warm start).
+    gram : ndarray of shape (C, C), optional
+        ΦᵀΦ if already known (e.g. :meth:`MondrianFeatures.gram`), used by the
+        primal Cholesky solve instead of forming it; it is overwritten.
 
     Returns
     -------
@@ -87,8 +97,13 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         solver = "cholesky" if min(n, c) <= AUTO_CHOLESKY_MAX else "cg"
     if solver == "cholesky":
         if c <= n:
-            A = Phi.T @ Phi
-            A = A.toarray() if sp.issparse(A) else np.array(A)
+            if gram is not None:
+                if gram.shape != (c, c):
+                    raise ValueError(f"gram must have shape ({c}, {c}), got {gram.shape}")
+                A = gram
+            else:
+                A = Phi.T @ Phi
+                A = A.toarray() if sp.issparse(A) else np.array(A)
             A[np.diag_indices_from(A)] += alpha
             coef = la.cho_solve(la.cho_factor(A, lower=True, overwrite_a=True,
                                               check_finite=False),
@@ -150,6 +165,9 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     solver : {'auto', 'cholesky', 'cg'}, default='auto'
         See :func:`ridge_solve`: exact Cholesky (primal or dual, whichever is
         smaller) or Jacobi-preconditioned conjugate gradients to ``tol``.
+        'auto' factorises the primal system, with ΦᵀΦ built in C
+        (:meth:`MondrianFeatures.gram`), while the number of columns C is at
+        most min(N, 6000), and otherwise follows :func:`ridge_solve`.
     tol : float, default=1e-8
         Relative residual tolerance of the 'cg' solver.  On the CPU data
         (M = 350, λ = 1e-6, α = 0.1) 1e-8 gives weights within 3e-6
@@ -205,7 +223,12 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
                                     random_state=self.random_state, n_jobs=self.n_jobs)
         Phi = features.fit_transform(X)
         mean = y.mean(axis=0)
-        sol = ridge_solve(Phi, y - mean, alpha, solver=self.solver, tol=self.tol)
+        n, c = Phi.shape
+        solver = self.solver
+        if solver == "auto" and c <= min(n, AUTO_GRAM_CHOLESKY_MAX):
+            solver = "cholesky"
+        gram = features.gram() if solver == "cholesky" and c <= n else None
+        sol = ridge_solve(Phi, y - mean, alpha, solver=solver, tol=self.tol, gram=gram)
         self.features_ = features
         self.coef_ = sol.coef
         self.intercept_ = mean

@@ -88,6 +88,25 @@ def test_estimator_matches_features_plus_direct_solve(problem):
     assert np.allclose(model.predict(X_new), pred + y.mean(), rtol=1e-8, atol=1e-10)
 
 
+def test_gram_equals_sparse_product(problem):
+    X, y = problem
+    mf = MondrianFeatures(n_trees=30, lifetime=2.0, random_state=3, n_jobs=2).fit(X)
+    for lam in (None, 0.0, 1.0):
+        Phi = mf.training_features(lam)
+        G = mf.gram(lam)
+        # Counts / M, so both sides are exact up to the rounding of 1/M sums.
+        assert np.allclose(G, (Phi.T @ Phi).toarray(), rtol=1e-13, atol=1e-13)
+        assert np.array_equal(G, G.T)
+
+
+def test_estimator_primal_path_matches_direct_solve(problem):
+    X, y = problem
+    model = MondrianKernelRidge(n_trees=20, lifetime=0.7, alpha=0.3, random_state=1).fit(X, y)
+    assert model.solver_ == "cholesky-primal"
+    Phi = MondrianFeatures(n_trees=20, lifetime=0.7, random_state=1).fit_transform(X)
+    assert _rel(model.coef_, _direct(Phi, y - y.mean(), 0.3)) < 1e-8
+
+
 def test_estimator_cg_close_to_cholesky(problem):
     X, y = problem
     a = MondrianKernelRidge(n_trees=20, lifetime=3.0, alpha=0.5, solver="cholesky",

@@ -67,3 +67,6 @@ cdef extern from "c/features.h" nogil:
                                   const mt_index *col_offset, double scale,
                                   int32_t *indices32, mt_index *indices64,
                                   double *data, int n_threads)
+    int mt_forest_gram(mt_tree **trees, size_t n_trees, double lam,
+                       const mt_index *node_offset, const mt_index *col_of_node,
+                       const mt_index *col_offset, double *gram, int n_threads)

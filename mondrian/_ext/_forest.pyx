@@ -19,10 +19,10 @@ from ._c cimport (
     MT_ERR_OVERFLOW, MT_ERR_STATE, mt_tree_init, mt_tree_free,
     mt_tree_reserve, mt_tree_reserve_points, mt_tree_check, mt_forest_grow,
     mt_tree_active_columns, mt_forest_columns, mt_forest_features,
-    mt_forest_features_fitted,
+    mt_forest_features_fitted, mt_forest_gram,
 )
 
-__all__ = ["MondrianTree", "grow_forest", "forest_columns", "forest_features"]
+__all__ = ["MondrianTree", "grow_forest", "forest_columns", "forest_features", "forest_gram"]
 
 _STATE_VERSION = 1
 
@@ -397,3 +397,28 @@ def forest_features(trees, X, double lifetime, int n_threads=1):
     check_status(status, "forest_features")
     indptr = np.arange(0, n * M + 1, M, dtype=index_dtype)
     return data[: n * M], indices[: n * M], indptr, int(col_offset[M])
+
+
+def forest_gram(trees, double lifetime, int n_threads=1):
+    """Dense Gram matrix ΦᵀΦ of the trees' training points at ``lifetime``.
+
+    Entry (a, b) is the number of training points in both cells a and b,
+    divided by M; columns are numbered as in :func:`forest_features`.
+    Memory: one (C, C) float64 array plus N·M int32 labels.
+    """
+    cdef _TreeArray arr = _TreeArray(trees)
+    cdef Py_ssize_t M = arr.n
+    if M < 1:
+        raise ValueError("need at least one tree")
+    node_offset, col_of_node, col_offset = forest_columns(trees, lifetime)
+    cdef Py_ssize_t C = int(col_offset[M])
+    gram = np.zeros((C, C), dtype=np.float64)
+    cdef mt_index[::1] no = node_offset, co = col_offset
+    cdef mt_index[::1] cn = np.ascontiguousarray(col_of_node) if col_of_node.size else np.zeros(1, np.int64)
+    cdef double[:, ::1] gv = gram
+    cdef int status
+    with nogil:
+        status = mt_forest_gram(arr.ptr, <size_t>M, lifetime, &no[0], &cn[0], &co[0],
+                                &gv[0, 0], n_threads)
+    check_status(status, "forest_gram")
+    return gram

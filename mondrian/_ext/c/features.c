@@ -2,6 +2,8 @@
 #include "features.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 static inline void store_index(int32_t *idx32, mt_index *idx64, size_t pos,
                                mt_index value)
@@ -126,4 +128,122 @@ int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
         }
     }
     return MT_OK;
+}
+
+/* Largest cells(m) x cells(m2) block counted in a local table (4 copies of
+ * int32 counters: 32 KiB, in L1); larger blocks are added to G directly. */
+#define MT_GRAM_TABLE 2048
+
+int mt_forest_gram(mt_tree *const *trees, size_t n_trees, double lambda,
+                   const mt_index *node_offset, const mt_index *col_of_node,
+                   const mt_index *col_offset, double *gram, int n_threads)
+{
+    size_t n = n_trees > 0 ? trees[0]->n_points : 0, cells_bytes;
+    size_t n_cols = (size_t)col_offset[n_trees];
+    int32_t *cells;
+    int status = MT_OK;
+    ptrdiff_t count = (ptrdiff_t)n_trees;
+    for (size_t m = 0; m < n_trees; ++m) {
+        if (trees[m]->n_points != n || lambda > trees[m]->lifetime) {
+            return MT_ERR_ARG;
+        }
+    }
+    if (n_cols > (size_t)INT32_MAX) {
+        return MT_ERR_ARG;
+    }
+    if (mt_mul_size(n, n_trees, &cells_bytes) != MT_OK ||
+        mt_mul_size(cells_bytes, sizeof(int32_t), &cells_bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    cells = malloc(cells_bytes > 0 ? cells_bytes : 1);
+    if (cells == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    (void)n_threads;
+    /* Tree-major local cell number of every training point: cells[m*n + i]. */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        const mt_tree *t = trees[m];
+        const mt_index *cols = col_of_node + node_offset[m];
+        int32_t *row = cells + (size_t)m * n;
+        for (size_t j = 0; j < t->n_nodes; ++j) {
+            if (cols[j] == MT_NONE) {
+                continue;
+            }
+            for (mt_index k = t->start[j]; k < t->end[j]; ++k) {
+                row[t->perm[k]] = (int32_t)cols[j];
+            }
+        }
+    }
+    /* Block (m, m2 >= m) of G is the contingency table of the two trees'
+     * labels.  Threads own whole row blocks m, so no two write one entry.
+     * Four interleaved counter tables break the read-modify-write chains of
+     * consecutive points that share a cell pair. */
+    const double unit = 1.0 / (double)n_trees;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        int32_t *table = malloc(4 * MT_GRAM_TABLE * sizeof(int32_t));
+        if (table == NULL) {
+            status = MT_ERR_NOMEM;
+            continue;
+        }
+        const int32_t *a = cells + (size_t)m * n;
+        const size_t row0 = (size_t)col_offset[m];
+        const size_t cm = (size_t)(col_offset[m + 1] - col_offset[m]);
+        for (size_t m2 = (size_t)m; m2 < n_trees; ++m2) {
+            const int32_t *b = cells + m2 * n;
+            const size_t col0 = (size_t)col_offset[m2];
+            const size_t cm2 = (size_t)(col_offset[m2 + 1] - col_offset[m2]);
+            const size_t size = cm * cm2;
+            if (size > MT_GRAM_TABLE) {
+                for (size_t i = 0; i < n; ++i) {
+                    gram[(row0 + (size_t)a[i]) * n_cols + col0 + (size_t)b[i]] += unit;
+                }
+                continue;
+            }
+            memset(table, 0, 4 * size * sizeof(int32_t));
+            size_t i = 0;
+            for (; i + 4 <= n; i += 4) {
+                table[(size_t)a[i] * cm2 + (size_t)b[i]]++;
+                table[size + (size_t)a[i + 1] * cm2 + (size_t)b[i + 1]]++;
+                table[2 * size + (size_t)a[i + 2] * cm2 + (size_t)b[i + 2]]++;
+                table[3 * size + (size_t)a[i + 3] * cm2 + (size_t)b[i + 3]]++;
+            }
+            for (; i < n; ++i) {
+                table[(size_t)a[i] * cm2 + (size_t)b[i]]++;
+            }
+            for (size_t u = 0; u < cm; ++u) {
+                double *out = gram + (row0 + u) * n_cols + col0;
+                for (size_t v = 0; v < cm2; ++v) {
+                    size_t e = u * cm2 + v;
+                    int32_t c = table[e] + table[size + e] + table[2 * size + e] +
+                                table[3 * size + e];
+                    out[v] += (double)c * unit;
+                }
+            }
+        }
+        free(table);
+    }
+    free(cells);
+    /* Mirror the upper triangle, in cache-sized tiles. */
+    const size_t tile = 64;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t bi = 0; bi < (ptrdiff_t)((n_cols + tile - 1) / tile); ++bi) {
+        size_t i0 = (size_t)bi * tile, i1 = i0 + tile < n_cols ? i0 + tile : n_cols;
+        for (size_t j0 = 0; j0 <= i0; j0 += tile) {
+            size_t j1 = j0 + tile < n_cols ? j0 + tile : n_cols;
+            for (size_t i = i0; i < i1; ++i) {
+                for (size_t j = j0; j < j1 && j < i; ++j) {
+                    gram[i * n_cols + j] = gram[j * n_cols + i];
+                }
+            }
+        }
+    }
+    return status;
 }

@@ -46,4 +46,17 @@ int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
                               int32_t *indices32, mt_index *indices64,
                               double *data, int n_threads);
 
+/*
+ * Gram matrix G = Phi^T Phi of the training points' features at lambda,
+ * dense, row-major, n_columns x n_columns (the upper triangle and the
+ * diagonal are written; the caller mirrors or uses the upper triangle).
+ * G[a, b] = (number of training points in both cell a and cell b) / M: each
+ * point adds one to M^2 entries, counted tree pair by tree pair over
+ * tree-major cell labels, so the working set of a pair stays in cache.
+ * `gram` must be zeroed by the caller.
+ */
+int mt_forest_gram(mt_tree *const *trees, size_t n_trees, double lambda,
+                   const mt_index *node_offset, const mt_index *col_of_node,
+                   const mt_index *col_offset, double *gram, int n_threads);
+
 #endif /* MT_FEATURES_H */
