@@ -168,6 +168,25 @@ class SplitEvents:
         counts = self.node_sums(mask.astype(np.float64))
         return np.ascontiguousarray(yt), mask.astype(np.uint8), node_y, counts
 
+    def train_slices(self, is_train: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each tree's permutation restricted to the training points (M x
+        N_train, int32) and every node's slice of it (start, end)."""
+        a = self.arrays
+        perm = a["perm"]
+        mask = np.asarray(is_train, dtype=bool)
+        n_train = int(mask.sum())
+        ptrain = np.empty((self.n_trees, n_train), dtype=np.int32)
+        tstart = np.empty(self.n_nodes, dtype=np.int64)
+        tend = np.empty(self.n_nodes, dtype=np.int64)
+        for m in range(self.n_trees):
+            lo, hi = self.node_offset[m], self.node_offset[m + 1]
+            keep = mask[perm[m]]
+            ptrain[m] = perm[m][keep]
+            cs = np.concatenate(([0], np.cumsum(keep)))
+            tstart[lo:hi] = cs[a["start"][lo:hi]]
+            tend[lo:hi] = cs[a["end"][lo:hi]]
+        return tstart, tend, ptrain
+
     def node_sums(self, values: np.ndarray) -> np.ndarray:
         """Σ of ``values`` (one per training point) over every node's points."""
         a = self.arrays
@@ -493,7 +512,7 @@ class CGRidgePath:
         y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
         self.y, self._mask = y, is_train.astype(bool)
         self._state = _path.CGPath(*events.base_args(is_train), node_y, counts, y,
-                                   self.alphas, self.n_threads)
+                                   self.alphas, *events.train_slices(is_train), self.n_threads)
         self.lifetime = 0.0
 
     def extend(self, events: SplitEvents) -> "CGRidgePath":
@@ -512,7 +531,7 @@ class CGRidgePath:
                      fresh=remap(state["fresh"]))
         y, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
         new = _path.CGPath(*events.base_args(is_train), node_y, counts, y, self.alphas,
-                           self.n_threads)
+                           *events.train_slices(is_train), self.n_threads)
         new._import(state)
         self._state, self.events = new, events
         return self

@@ -385,7 +385,10 @@ cdef class CGPath(_PathBase):
     """
 
     cdef const double[::1] alphas, node_y, diag0, y
-    cdef double[:, ::1] W, r, z, p, q, qbuf
+    cdef const int64_t[::1] tstart, tend
+    cdef const int32_t[:, ::1] ptrain
+    cdef double[:, ::1] W, r, z, p, q, fbuf
+    cdef double[::1] fsum
     cdef double[:, ::1] resid
     cdef unsigned char[::1] active
     cdef const int64_t[::1] rows
@@ -396,9 +399,19 @@ cdef class CGPath(_PathBase):
     cdef bint resid_valid
 
     def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train,
-                 node_y, counts, y, alphas, int n_threads=1):
+                 node_y, counts, y, alphas, tstart, tend, ptrain, int n_threads=1):
         _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
                            is_train)
+        self.tstart = tstart
+        self.tend = tend
+        self.ptrain = ptrain
+        if (tstart.shape[0] != self.n_nodes or tend.shape[0] != self.n_nodes
+                or ptrain.shape[0] != self.n_trees):
+            raise ValueError("training slices do not match the forest")
+        if ptrain.shape[1] and (np.min(ptrain) < 0 or np.max(ptrain) >= self.n_points):
+            raise ValueError("training slices hold an invalid point index")
+        if np.any(np.asarray(tend) > ptrain.shape[1]) or np.any(np.asarray(tstart) < 0):
+            raise ValueError("training slices out of range")
         self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
         self.n_alpha = self.alphas.shape[0]
         self.node_y = node_y
@@ -412,7 +425,8 @@ cdef class CGPath(_PathBase):
         self.z = np.zeros(shape)
         self.p = np.zeros(shape)
         self.q = np.zeros(shape)
-        self.qbuf = np.zeros((self.n_threads, self.n_nodes))
+        self.fbuf = np.zeros((self.n_threads, self.n_points))
+        self.fsum = np.zeros(self.n_points)
         self.resid = np.repeat(np.asarray(y, dtype=np.float64)[None, :], self.n_alpha, axis=0)
         self.resid_valid = True
         self.fresh = np.zeros(self.n_nodes, dtype=np.int64)
@@ -503,29 +517,44 @@ cdef class CGPath(_PathBase):
                         self.resid[a, i] -= delta
 
     cdef void _apply(self, Py_ssize_t a, double[:, ::1] x, double[:, ::1] out) noexcept nogil:
-        """out[a] = (ΦᵀΦ + αI) x[a] on the active slots (x zero elsewhere)."""
-        cdef Py_ssize_t t, k, m, lo, hi, r, M = self.n_trees, T = self.n_threads
-        cdef Py_ssize_t n_rows = self.rows.shape[0]
-        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m, fi, acc
-        cdef int32_t *row
+        """out[a] = (ΦᵀΦ + αI) x[a] on the active slots (x zero elsewhere).
+
+        Two passes over the trees' training-point slices: f = Φx scatters
+        each active cell's weight to its points (thread t takes a block of
+        trees into its own buffer; the buffers are then summed in a fixed
+        order), and (Φᵀf)_j sums f over cell j's points (threads over
+        cells, no conflicts).  Random accesses hit the N-vector f only.
+        """
+        cdef Py_ssize_t t, k, m, lo, hi, i, M = self.n_trees, T = self.n_threads
+        cdef Py_ssize_t n = self.n_points
+        cdef int64_t j, kk
+        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m, v, acc
+        cdef const int32_t *pt
+        cdef double *fb
         for t in prange(T, num_threads=T, schedule="static"):
-            for k in range(self.n_ids):
-                self.qbuf[t, self.ids[k]] = 0.0
-            lo = (n_rows * t) // T
-            hi = (n_rows * (t + 1)) // T
-            for r in range(lo, hi):
-                row = &self.act[self.rows[r], 0]
-                fi = 0.0
-                for m in range(M):
-                    fi = fi + x[a, row[m]]
-                fi = fi * s2
-                for m in range(M):
-                    self.qbuf[t, row[m]] += fi
-        for k in range(self.n_ids):
-            acc = self.alphas[a] * x[a, self.ids[k]]
+            fb = &self.fbuf[t, 0]
+            memset(fb, 0, n * sizeof(double))
+            lo = (self.n_ids * t) // T
+            hi = (self.n_ids * (t + 1)) // T
+            for k in range(lo, hi):
+                j = self.ids[k]
+                v = x[a, j]
+                if v != 0.0:
+                    pt = &self.ptrain[self.tree_of[j], 0]
+                    for kk in range(self.tstart[j], self.tend[j]):
+                        fb[pt[kk]] += v
+        for i in range(n):
+            acc = 0.0
             for t in range(T):
-                acc = acc + self.qbuf[t, self.ids[k]]
-            out[a, self.ids[k]] = acc
+                acc = acc + self.fbuf[t, i]
+            self.fsum[i] = acc * s2
+        for k in prange(self.n_ids, num_threads=T, schedule="static"):
+            j = self.ids[k]
+            pt = &self.ptrain[self.tree_of[j], 0]
+            acc = 0.0
+            for kk in range(self.tstart[j], self.tend[j]):
+                acc = acc + self.fsum[pt[kk]]
+            out[a, j] = self.alphas[a] * x[a, j] + acc
 
     cdef double _train_sse(self, Py_ssize_t a) noexcept nogil:
         cdef Py_ssize_t r, m, M = self.n_trees
