@@ -33,6 +33,9 @@ from .ridge import ridge_solve
 
 __all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_COLUMNS"]
 
+#: Largest number of path states averaged by ``predict(average=True)``.
+_BMA_MAX_STATES = 200
+
 #: ``solver='auto'`` uses the exact Cholesky path up to this many columns at
 #: the terminal lifetime (about 1 s per alpha at 1500 columns), CG above.
 AUTO_EXACT_COLUMNS = 1500
@@ -274,6 +277,9 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             a_sel = int(np.flatnonzero(alphas == alpha)[0])
             posterior = LifetimePosterior(path["event_lifetimes"], ev_ll[:, a_sel], lam_max,
                                           prior=self.prior)
+            self._bma = self._bma_states(events, yc, mask, alpha, posterior, mean)
+        else:
+            self._bma = None
         self.path_time_ = time.perf_counter() - t0
         # Refit on every labelled point at the selected pair: exactly after the
         # exact path; by CG to the path's tolerance, warm-started from the
@@ -307,12 +313,43 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         fits = n_columns <= AUTO_EXACT_COLUMNS
         return "cholesky" if fits and exact_path_memory(n_columns, n_alphas) <= 2**30 else "cg"
 
-    def predict(self, X) -> np.ndarray:
+    def _bma_states(self, events, yc, mask, alpha, posterior, mean):
+        """Weights of the most probable states of the posterior over λ.
+
+        Keeps the states of largest posterior mass until they cover
+        1 - 1e-6 of it (at most ``_BMA_MAX_STATES``), re-running the exact
+        path at ``alpha`` to record their weights (fitted on the training
+        part, as on the path).
+        """
+        order = np.argsort(-posterior.mass, kind="stable")
+        covered = np.cumsum(posterior.mass[order])
+        n_keep = min(int(np.searchsorted(covered, 1.0 - 1e-6)) + 1, _BMA_MAX_STATES)
+        keep = np.sort(order[:n_keep])
+        learner = ExactRidgePath(events, yc, [alpha], train_mask=mask, n_jobs=self.n_jobs)
+        states = []
+        for k in keep:
+            # State k holds after the first k events (state 0: λ in [0, t_1)).
+            learner.run(events.times[k - 1] if k > 0 else 0.0)
+            mid = 0.5 * (posterior.lower[k] + posterior.upper[k])
+            cols = events.columns_at(mid)
+            states.append((float(mid), float(posterior.mass[k]),
+                           learner.node_weights()[0][cols]))
+        return dict(states=states, mean=mean, mass=float(covered[n_keep - 1]))
+
+    def predict(self, X, average: bool = False) -> np.ndarray:
         """Predictions Φ_λ̂(X)ŵ + ȳ at the selected lifetime and alpha.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        average : bool, default=False
+            Bayesian model averaging over λ (exact solver only): the
+            posterior-weighted mean Σₖ πₖ Φ_λₖ(X)ŵₖ + ȳ over the path's
+            states k (interval midpoints λₖ, posterior masses πₖ of
+            ``posterior_``, ridge weights of the training part), over the
+            states covering 1 - 1e-6 of the posterior mass (at most
+            :data:`_BMA_MAX_STATES`; the covered mass is
+            ``bma_mass_``), renormalised.
 
         Returns
         -------
@@ -320,7 +357,25 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "coef_")
         X = check_array_input(self, X, reset=False)
-        return self.features_.transform(X, self.lifetime_) @ self.coef_ + self.intercept_
+        if not average:
+            return self.features_.transform(X, self.lifetime_) @ self.coef_ + self.intercept_
+        if self._bma is None:
+            raise ValueError("average=True needs the posterior over the lifetime, which the "
+                             "exact path provides: fit with solver='cholesky' (or 'auto' "
+                             "on a small forest)")
+        total, out = 0.0, np.zeros(X.shape[0])
+        for lam, mass, coef in self._bma["states"]:
+            out += mass * (self.features_.transform(X, lam) @ coef)
+            total += mass
+        return out / total + self._bma["mean"]
+
+    @property
+    def bma_mass_(self) -> float:
+        """Posterior mass covered by the states of ``predict(average=True)``."""
+        check_is_fitted(self, "coef_")
+        if self._bma is None:
+            raise AttributeError("bma_mass_ exists only after the exact path")
+        return self._bma["mass"]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

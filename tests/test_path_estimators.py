@@ -161,3 +161,25 @@ def test_path_command_and_experiments(tmp_path, capsys):
         assert rows and all(np.isfinite(e) and e > 0 for e in errors)
     out = capsys.readouterr().out
     assert "selected lifetime" in out   # fig7 prints λ̂
+
+
+def test_bayesian_model_averaging_over_lifetime(data):
+    X, y = data
+    model = MondrianKernelRidgeCV(n_trees=8, max_lifetime=6.0, alphas=(0.1,),
+                                  selection="evidence", prior="log-uniform",
+                                  random_state=2).fit(X, y)
+    states = model._bma["states"]
+    masses = np.array([m for _, m, _ in states])
+    assert model.bma_mass_ >= 1 - 1e-6 or len(states) == 200
+    # The average is the mass-weighted mean of the per-state predictions.
+    Xq = X[:7]
+    per_state = np.array([model.features_.transform(Xq, lam) @ c for lam, _, c in states])
+    expected = masses @ per_state / masses.sum() + model._bma["mean"]
+    np.testing.assert_allclose(model.predict(Xq, average=True), expected, rtol=1e-12)
+    # Concentrated posterior: averaging stays close to the selected model.
+    assert np.mean((model.predict(X, average=True) - y) ** 2) < 2 * np.mean(
+        (model.predict(X) - y) ** 2) + 1e-3
+    cg = MondrianKernelRidgeCV(n_trees=4, max_lifetime=2.0, solver="cg", n_lifetimes=4,
+                               random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="exact path"):
+        cg.predict(X, average=True)
