@@ -545,11 +545,7 @@ class CGRidgePath:
         train_sse : ndarray, shape (n_alphas,)
             ‖y - Φŵ‖² on the training points.
         """
-        lifetime = float(lifetime)
-        if lifetime < self.lifetime:
-            raise ValueError(f"lifetime {lifetime} is below the path's {self.lifetime}")
-        self._state.advance(lifetime, self.warm_start == "dual")
-        self.lifetime = lifetime
+        self.advance(lifetime)
         iters, sse = self._state.solve(self.tol, self.max_iter, self.local_sweeps)
         if np.any(iters < 0):
             raise RuntimeError(f"conjugate gradients did not reach tol={self.tol} in "
@@ -560,6 +556,21 @@ class CGRidgePath:
     def node_weights(self) -> np.ndarray:
         """Current weights in node space, shape (n_alphas, n_nodes)."""
         return self._state.weights()
+
+    def advance(self, lifetime: float) -> int:
+        """Apply the events up to ``lifetime`` (>= the last one) with the warm
+        start, without solving; returns how many."""
+        lifetime = float(lifetime)
+        if lifetime < self.lifetime:
+            raise ValueError(f"lifetime {lifetime} is below the path's {self.lifetime}")
+        done = self._state.advance(lifetime, self.warm_start == "dual")
+        self.lifetime = lifetime
+        return int(done)
+
+    def set_weights(self, W) -> None:
+        """Start the next solve from node-space weights W (n_alphas, n_nodes);
+        entries off the active nodes are ignored."""
+        self._state.set_weights(W)
 
     def predict_points(self, rows) -> np.ndarray:
         """Current predictions of the points ``rows``, shape (n_alphas, len(rows))."""

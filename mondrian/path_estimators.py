@@ -285,14 +285,20 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         # exact path; by CG to the path's tolerance, warm-started from the
         # selected path weights, after the CG path.
         self.intercept_ = float(y_all.mean())
-        Phi = features.training_features(lifetime)
+        del learner
         if solver == "cholesky":
-            sol = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="cholesky")
+            Phi = features.training_features(lifetime)
+            coef = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="cholesky").coef
         else:
-            x0 = None if best_w is None else best_w[events.columns_at(lifetime)]
-            sol = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="cg", tol=self.tol,
-                              x0=x0)
-        self.coef_ = sol.coef
+            # The scalable learner on all points: memory O(N·M) as on the path.
+            refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=self.tol,
+                                local_sweeps=0, n_jobs=self.n_jobs)
+            refit.advance(lifetime)
+            if best_w is not None:
+                refit.set_weights(best_w[None, :])
+            refit.solve_at(lifetime)
+            coef = refit.node_weights()[0][events.columns_at(lifetime)]
+        self.coef_ = coef
         self.features_ = features
         self.lifetime_ = lifetime
         self.alpha_ = alpha

@@ -7,7 +7,6 @@ scalable (CG) path at M = 350 over >= 100 lifetimes; its peak memory within
 is that reference, read next to ``peakmem_cg_path``); the test error of the
 selected model (``track_test_error``, the paper's metric in percent).
 """
-import numpy as np
 
 try:
     from mondrian import MondrianFeatures, MondrianKernelRidgeCV

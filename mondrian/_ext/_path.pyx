@@ -649,6 +649,16 @@ cdef class CGPath(_PathBase):
         """Node-space weights, shape (n_alpha, n_nodes) (zero off the active nodes)."""
         return np.asarray(self.W).copy()
 
+    def set_weights(self, W):
+        """Replace the node-space weights (n_alpha, n_nodes); entries off the
+        active nodes are ignored (set to zero)."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.shape != (self.n_alpha, self.n_nodes):
+            raise ValueError(f"W must have shape {(self.n_alpha, self.n_nodes)}")
+        np.asarray(self.W)[:, :] = W * np.asarray(self.active, dtype=bool)[None, :]
+        self.resid_valid = False
+        self.n_fresh = 0
+
     def _export(self):
         """Everything needed to continue this path on an extended forest."""
         nf = self.n_fresh
