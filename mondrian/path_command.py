@@ -83,6 +83,9 @@ def add_path_command(subparsers) -> None:
     p.add_argument("--alphas", type=_alphas, default=(0.1, 1.0),
                    help="comma-separated ridge regularisations (default 0.1,1)")
     p.add_argument("--selection", choices=("validation", "evidence"), default="validation")
+    p.add_argument("--profile-scale", action="store_true",
+                   help="evidence with the prior variance maximised per lifetime "
+                        "(default: unit prior variance, as the paper)")
     p.add_argument("--validation-fraction", type=float, default=0.2,
                    help="fraction of the training data held out for validation (default 0.2)")
     p.add_argument("--solver", choices=("auto", "cholesky", "cg"), default="auto")
@@ -119,6 +122,7 @@ def run_path(args: argparse.Namespace) -> int:
         n_trees=args.n_trees, max_lifetime=lam_max, alphas=args.alphas,
         selection=args.selection, validation_fraction=args.validation_fraction,
         solver=args.solver, n_lifetimes=args.n_lifetimes, tol=args.tol,
+        prior_variance="profile" if args.profile_scale else 1.0,
         random_state=args.random_state, n_jobs=args.n_jobs)
     print(f"model: {model!r}")
     model.fit(data.X_train, data.y_train, progress=ProgressBar(label="path"))

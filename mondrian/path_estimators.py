@@ -124,6 +124,10 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         Relative residual tolerance of the CG path.
     prior : {'uniform', 'log-uniform'}, default='uniform'
         Prior on λ of the posterior ``posterior_`` (exact solver only).
+    prior_variance : float or 'profile', default=1.0
+        Prior variance s² of the weights in the evidence (noise variance
+        α·s²); 1.0 is the paper's choice (Sec. 4.2.1), 'profile' maximises
+        over s² per lifetime (useful for unscaled targets).
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
         Trees and the validation split.
     n_jobs : int or None, default=None
@@ -159,7 +163,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), selection: str = "validation",
                  validation_fraction: float = 0.2, solver: str = "auto",
                  n_lifetimes: int = 200, tol: float = 1e-4, prior: str = "uniform",
-                 random_state=None, n_jobs: int | None = None):
+                 prior_variance=1.0, random_state=None, n_jobs: int | None = None):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.alphas = alphas
@@ -169,6 +173,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         self.n_lifetimes = n_lifetimes
         self.tol = tol
         self.prior = prior
+        self.prior_variance = prior_variance
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -186,6 +191,11 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             raise ValueError(f"prior must be 'uniform' or 'log-uniform', got {self.prior!r}")
         check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
         check_positive_float(self.tol, "tol")
+        if not (isinstance(self.prior_variance, str) and self.prior_variance == "profile"):
+            if isinstance(self.prior_variance, str):
+                raise ValueError("prior_variance must be a positive float or 'profile', "
+                                 f"got {self.prior_variance!r}")
+            check_positive_float(self.prior_variance, "prior_variance")
         fraction = _check_fraction(self.validation_fraction)
         return lam, alphas, fraction
 
@@ -239,7 +249,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             if solver == "cholesky":
                 learner.run(lam)
                 train_mse[g] = learner.train_sse()[-1] / n_train
-                log_ml[g] = learner.log_marginal_likelihood()[-1]
+                log_ml[g] = learner.log_marginal_likelihood(self.prior_variance)[-1]
                 n_cols[g] = learner.n_columns[-1]
             else:
                 _, sse = learner.solve_at(lam)
@@ -259,7 +269,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         posterior = None
         if solver == "cholesky":
             learner.run(lam_max)
-            ev_ll = learner.log_marginal_likelihood()
+            ev_ll = learner.log_marginal_likelihood(self.prior_variance)
             path["event_lifetimes"] = learner.lifetimes
             path["event_log_marginal_likelihood"] = ev_ll
         if self.selection == "validation":

@@ -111,6 +111,8 @@ def test_classifier_selects_width(data):
     (dict(solver="lu"), "solver"),
     (dict(validation_fraction=1.0), "validation_fraction"),
     (dict(selection="evidence", solver="cg"), "evidence"),
+    (dict(prior_variance="flat"), "prior_variance"),
+    (dict(prior_variance=-1.0), "prior_variance"),
 ])
 def test_ridge_cv_invalid_parameters(data, params, match):
     X, y = data
