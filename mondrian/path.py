@@ -477,9 +477,13 @@ class CGRidgePath:
     normal equations (ΦᵀΦ + αI)w = Φᵀy are solved for every alpha to
     ‖residual‖ ≤ tol·‖Φᵀy‖ with the Jacobi preconditioner diag(A) = cell
     count/M + α, which is exact within each tree (ΦₘᵀΦₘ is diagonal, the
-    link to Mondrian forests of Sec. 6).  One CG iteration costs O(N·M);
-    memory is the (N, M) int32 table of active cells plus O(n_nodes) per
-    alpha.
+    link to Mondrian forests of Sec. 6).  Before CG, ``local_sweeps``
+    Gauss-Seidel sweeps run over the cells created since the last solve,
+    where the warm start leaves the residual (O(size of those cells)).  One
+    CG iteration costs O(N·M), computed over the trees' training-point
+    slices with ``n_jobs`` threads; memory is two (N, M) int32 tables plus
+    O(n_nodes) per alpha.  Results depend on ``n_jobs`` only within the
+    tolerance (order of floating-point sums).
 
     Parameters
     ----------
@@ -493,6 +497,12 @@ class CGRidgePath:
         (scikit-learn's sparse_cg default).
     max_iter : int
         Iteration cap per solve; reaching it raises ``RuntimeError``.
+    warm_start : {'copy', 'dual'}, default='copy'
+        'copy': children take the parent's weight (predictions unchanged);
+        'dual': children take Σ_{i∈child} residualᵢ/(α√M), keeping the dual
+        weights of the last solve (the warm start stays in the range of Φᵀ).
+    local_sweeps : int, default=2
+        Gauss-Seidel sweeps over the new cells before CG ('copy' only).
     n_jobs : int or None
         Threads for the products with ΦᵀΦ.
     """
