@@ -388,7 +388,8 @@ cdef class CGPath(_PathBase):
     cdef const int64_t[::1] tstart, tend
     cdef const int32_t[:, ::1] ptrain
     cdef double[:, ::1] W, r, z, p, q, fbuf
-    cdef double[::1] fsum
+    cdef double[::1] fsum, rzv
+    cdef int[::1] live
     cdef double[:, ::1] resid
     cdef unsigned char[::1] active
     cdef const int64_t[::1] rows
@@ -425,8 +426,10 @@ cdef class CGPath(_PathBase):
         self.z = np.zeros(shape)
         self.p = np.zeros(shape)
         self.q = np.zeros(shape)
-        self.fbuf = np.zeros((self.n_threads, self.n_points))
-        self.fsum = np.zeros(self.n_points)
+        self.fbuf = np.zeros((self.n_threads, self.n_alpha * self.n_points))
+        self.fsum = np.zeros(self.n_alpha * self.n_points)
+        self.rzv = np.zeros(self.n_alpha)
+        self.live = np.zeros(self.n_alpha, dtype=np.intc)
         self.resid = np.repeat(np.asarray(y, dtype=np.float64)[None, :], self.n_alpha, axis=0)
         self.resid_valid = True
         self.fresh = np.zeros(self.n_nodes, dtype=np.int64)
@@ -516,45 +519,61 @@ cdef class CGPath(_PathBase):
                     if self.is_train[i]:
                         self.resid[a, i] -= delta
 
-    cdef void _apply(self, Py_ssize_t a, double[:, ::1] x, double[:, ::1] out) noexcept nogil:
-        """out[a] = (ΦᵀΦ + αI) x[a] on the active slots (x zero elsewhere).
+    cdef void _apply(self, double[:, ::1] x, double[:, ::1] out, Py_ssize_t n_live) noexcept nogil:
+        """out[a] = (ΦᵀΦ + αₐI) x[a] on the active slots for the alphas
+        a = live[0:n_live] (x zero off the active slots).
 
         Two passes over the trees' training-point slices: f = Φx scatters
         each active cell's weight to its points (thread t takes a block of
-        trees into its own buffer; the buffers are then summed in a fixed
+        cells into its own buffer; the buffers are then summed in a fixed
         order), and (Φᵀf)_j sums f over cell j's points (threads over
-        cells, no conflicts).  Random accesses hit the N-vector f only.
+        cells, no conflicts).  Random accesses hit the N-vectors f only, and
+        the alphas share each pass over the slices.
         """
-        cdef Py_ssize_t t, k, m, lo, hi, i, M = self.n_trees, T = self.n_threads
+        cdef Py_ssize_t t, k, l, lo, hi, i, T = self.n_threads
         cdef Py_ssize_t n = self.n_points
-        cdef int64_t j, kk
+        cdef int a
+        cdef int64_t j, kk, k0, k1
         cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m, v, acc
         cdef const int32_t *pt
         cdef double *fb
+        cdef double *fs
         for t in prange(T, num_threads=T, schedule="static"):
-            fb = &self.fbuf[t, 0]
-            memset(fb, 0, n * sizeof(double))
+            for l in range(n_live):
+                memset(&self.fbuf[t, self.live[l] * n], 0, n * sizeof(double))
             lo = (self.n_ids * t) // T
             hi = (self.n_ids * (t + 1)) // T
             for k in range(lo, hi):
                 j = self.ids[k]
-                v = x[a, j]
-                if v != 0.0:
-                    pt = &self.ptrain[self.tree_of[j], 0]
-                    for kk in range(self.tstart[j], self.tend[j]):
-                        fb[pt[kk]] += v
-        for i in range(n):
-            acc = 0.0
-            for t in range(T):
-                acc = acc + self.fbuf[t, i]
-            self.fsum[i] = acc * s2
+                pt = &self.ptrain[self.tree_of[j], 0]
+                k0 = self.tstart[j]
+                k1 = self.tend[j]
+                for l in range(n_live):
+                    a = self.live[l]
+                    v = x[a, j]
+                    if v != 0.0:
+                        fb = &self.fbuf[t, a * n]
+                        for kk in range(k0, k1):
+                            fb[pt[kk]] += v
+        for l in range(n_live):
+            a = self.live[l]
+            for i in range(n):
+                acc = 0.0
+                for t in range(T):
+                    acc = acc + self.fbuf[t, a * n + i]
+                self.fsum[a * n + i] = acc * s2
         for k in prange(self.n_ids, num_threads=T, schedule="static"):
             j = self.ids[k]
             pt = &self.ptrain[self.tree_of[j], 0]
-            acc = 0.0
-            for kk in range(self.tstart[j], self.tend[j]):
-                acc = acc + self.fsum[pt[kk]]
-            out[a, j] = self.alphas[a] * x[a, j] + acc
+            k0 = self.tstart[j]
+            k1 = self.tend[j]
+            for l in range(n_live):
+                a = self.live[l]
+                fs = &self.fsum[a * n]
+                acc = 0.0
+                for kk in range(k0, k1):
+                    acc = acc + fs[pt[kk]]
+                out[a, j] = self.alphas[a] * x[a, j] + acc
 
     cdef double _train_sse(self, Py_ssize_t a) noexcept nogil:
         cdef Py_ssize_t r, m, M = self.n_trees
@@ -570,51 +589,78 @@ cdef class CGPath(_PathBase):
             s += fi * fi
         return s
 
-    cdef int _cg(self, Py_ssize_t a, double tol, Py_ssize_t max_iter) noexcept nogil:
-        """Preconditioned CG from the current weights; returns the number of
-        iterations, or -1 if ``max_iter`` was reached."""
-        cdef Py_ssize_t k, j, it
-        cdef double bnorm2 = 0.0, rz = 0.0, rz_new, pq, step, beta, rr
-        self._apply(a, self.W, self.q)
-        rr = 0.0
+    cdef void _cg(self, double tol, Py_ssize_t max_iter, int64_t[::1] iters) noexcept nogil:
+        """Preconditioned CG from the current weights for all alphas in
+        lockstep (one shared pass over the slices per product); iters[a] is
+        the number of iterations of alpha a, or -1 if ``max_iter`` was
+        reached."""
+        cdef Py_ssize_t k, l, n_live, n_next, it
+        cdef int a
+        cdef int64_t j
+        cdef double bnorm2 = 0.0, rz_new, pq, step, beta, rr, d
         for k in range(self.n_ids):
             j = self.ids[k]
             bnorm2 += self.node_y[j] * self.node_y[j]
-            self.r[a, j] = self.node_y[j] - self.q[a, j]
-            rr += self.r[a, j] * self.r[a, j]
-        if rr <= tol * tol * bnorm2:
-            return 0
-        for k in range(self.n_ids):
-            j = self.ids[k]
-            self.z[a, j] = self.r[a, j] / (self.diag0[j] + self.alphas[a])
-            self.p[a, j] = self.z[a, j]
-            rz += self.r[a, j] * self.z[a, j]
-        for it in range(1, max_iter + 1):
-            self._apply(a, self.p, self.q)
-            pq = 0.0
-            for k in range(self.n_ids):
-                j = self.ids[k]
-                pq += self.p[a, j] * self.q[a, j]
-            step = rz / pq
+        for a in range(self.n_alpha):
+            self.live[a] = a
+        self._apply(self.W, self.q, self.n_alpha)
+        n_next = 0
+        for l in range(self.n_alpha):
+            a = self.live[l]
             rr = 0.0
             for k in range(self.n_ids):
                 j = self.ids[k]
-                self.W[a, j] += step * self.p[a, j]
-                self.r[a, j] -= step * self.q[a, j]
+                self.r[a, j] = self.node_y[j] - self.q[a, j]
                 rr += self.r[a, j] * self.r[a, j]
             if rr <= tol * tol * bnorm2:
-                return <int>it
-            rz_new = 0.0
+                iters[a] = 0
+                continue
+            self.rzv[a] = 0.0
             for k in range(self.n_ids):
                 j = self.ids[k]
-                self.z[a, j] = self.r[a, j] / (self.diag0[j] + self.alphas[a])
-                rz_new += self.r[a, j] * self.z[a, j]
-            beta = rz_new / rz
-            rz = rz_new
-            for k in range(self.n_ids):
-                j = self.ids[k]
-                self.p[a, j] = self.z[a, j] + beta * self.p[a, j]
-        return -1
+                d = self.diag0[j] + self.alphas[a]
+                self.z[a, j] = self.r[a, j] / d
+                self.p[a, j] = self.z[a, j]
+                self.rzv[a] += self.r[a, j] * self.z[a, j]
+            self.live[n_next] = a
+            n_next += 1
+        n_live = n_next
+        it = 0
+        while n_live > 0 and it < max_iter:
+            it += 1
+            self._apply(self.p, self.q, n_live)
+            n_next = 0
+            for l in range(n_live):
+                a = self.live[l]
+                pq = 0.0
+                for k in range(self.n_ids):
+                    j = self.ids[k]
+                    pq += self.p[a, j] * self.q[a, j]
+                step = self.rzv[a] / pq
+                rr = 0.0
+                for k in range(self.n_ids):
+                    j = self.ids[k]
+                    self.W[a, j] += step * self.p[a, j]
+                    self.r[a, j] -= step * self.q[a, j]
+                    rr += self.r[a, j] * self.r[a, j]
+                if rr <= tol * tol * bnorm2:
+                    iters[a] = it
+                    continue
+                rz_new = 0.0
+                for k in range(self.n_ids):
+                    j = self.ids[k]
+                    self.z[a, j] = self.r[a, j] / (self.diag0[j] + self.alphas[a])
+                    rz_new += self.r[a, j] * self.z[a, j]
+                beta = rz_new / self.rzv[a]
+                self.rzv[a] = rz_new
+                for k in range(self.n_ids):
+                    j = self.ids[k]
+                    self.p[a, j] = self.z[a, j] + beta * self.p[a, j]
+                self.live[n_next] = a
+                n_next += 1
+            n_live = n_next
+        for l in range(n_live):
+            iters[self.live[l]] = -1
 
     def solve(self, double tol, Py_ssize_t max_iter, int local_sweeps=0):
         """Solve (ΦᵀΦ + αI)w = Φᵀy for every alpha by preconditioned CG from
@@ -639,7 +685,8 @@ cdef class CGPath(_PathBase):
         with nogil:
             for a in range(self.n_alpha):
                 self._local_sweeps(a, sweeps)
-                it_v[a] = self._cg(a, tol, max_iter)
+            self._cg(tol, max_iter, it_v)
+            for a in range(self.n_alpha):
                 sse_v[a] = self._train_sse(a)
         self.n_fresh = 0
         self.resid_valid = True
