@@ -48,29 +48,29 @@ class ExactPathCPU:
 class CGPathCPU:
     """Warm-started CG ridge at a grid of lifetimes, M = 350."""
 
-    params = ([100, 200], [1e-3, 1e-4])
-    param_names = ["n_lifetimes", "tol"]
+    params = ([100, 200], [1e-3, 1e-4], [1, 2])
+    param_names = ["n_lifetimes", "tol", "n_jobs"]
     timeout = 600
 
-    def setup(self, n_lifetimes, tol):
+    def setup(self, n_lifetimes, tol, n_jobs):
         self.X, y, _, _ = _cpu()
         self.y = y - y.mean()
         self.mf = MondrianFeatures(n_trees=350, lifetime=1e-6, random_state=0).fit(self.X)
         self.events = split_events(self.mf)
         self.grid = lifetime_grid(self.events, n_lifetimes)
 
-    def _run(self, tol):
-        path = CGRidgePath(self.events, self.y, [0.1], tol=tol)
+    def _run(self, tol, n_jobs):
+        path = CGRidgePath(self.events, self.y, [0.1], tol=tol, n_jobs=n_jobs)
         for lam in self.grid:
             path.solve_at(lam)
 
-    def time_cg_path(self, n_lifetimes, tol):
-        self._run(tol)
+    def time_cg_path(self, n_lifetimes, tol, n_jobs):
+        self._run(tol, n_jobs)
 
-    def peakmem_cg_path(self, n_lifetimes, tol):
-        self._run(tol)
+    def peakmem_cg_path(self, n_lifetimes, tol, n_jobs):
+        self._run(tol, n_jobs)
 
-    def track_phi_plus_data_mb(self, n_lifetimes, tol):
+    def track_phi_plus_data_mb(self, n_lifetimes, tol, n_jobs):
         Phi = self.mf.training_features()
         nbytes = Phi.data.nbytes + Phi.indices.nbytes + Phi.indptr.nbytes + self.X.nbytes
         return nbytes / 2**20
@@ -90,7 +90,7 @@ class RidgeCVCPU:
 
     def _fit(self, seed):
         return MondrianKernelRidgeCV(n_trees=350, max_lifetime=1e-6, alphas=(0.1, 1.0),
-                                     n_lifetimes=100, tol=1e-3,
+                                     n_lifetimes=100, tol=1e-3, n_jobs=2,
                                      random_state=seed).fit(self.X, self.y)
 
     def time_fit(self, seed):
