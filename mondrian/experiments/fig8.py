@@ -38,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-baselines", action="store_true",
                         help="only the Mondrian path (skip Fourier and binning searches)")
     parser.add_argument("--seed", type=int, default=0, help="seed (0)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="threads of the Mondrian path (1)")
     parser.add_argument("--quick", action="store_true",
                         help="M = 20, 20 grid lifetimes, 2 bisection rounds for the baselines")
 
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     model = MondrianKernelRidgeCV(n_trees=args.n_trees, max_lifetime=args.max_lifetime,
                                   alphas=(args.alpha,), solver="cg", tol=args.tol,
-                                  n_lifetimes=args.n_lifetimes, random_state=args.seed)
+                                  n_lifetimes=args.n_lifetimes, random_state=args.seed,
+                                  n_jobs=args.n_jobs)
     model.fit(X_tr, y_tr, X_val=X_val, y_val=y_val,
               progress=lambda done, total: stamps.append(time.perf_counter() - t0))
     p = model.path_
