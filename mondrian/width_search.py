@@ -10,7 +10,12 @@ those maps, implemented here:
 2. expansion: repeatedly either double the largest or halve the smallest
    lifetime tried so far, in the direction that looks more promising (the
    end of the tried range whose validation error is lower), until the best
-   lifetime is strictly inside the tried range (a bracket);
+   lifetime is strictly inside the tried range and both ends are worse than
+   it by more than a relative margin ``rtol`` (a real bracket).  On a
+   plateau, where the two ends differ by less than the margin (e.g. raw
+   CPU data at λ near 1, where every width gives the constant predictor),
+   the two directions are expanded in turn, so that an optimum many
+   doublings away on either side is still reached;
 3. bisection: around the best lifetime λ* with tried neighbours
    λ₋ < λ* < λ₊, evaluate the geometric midpoints √(λ₋λ*) and √(λ*λ₊),
    move to the best of the three and shrink the bracket; repeat.
@@ -98,7 +103,8 @@ def ridge_scorer(alpha: float = 1e-4) -> Callable[[Any, np.ndarray, Any, np.ndar
 def width_search(make_map: Callable[[float], Any],
                  score: Callable[[Any, np.ndarray, Any, np.ndarray], float],
                  X_train, y_train, X_val, y_val, *, lifetime0: float = 1.0,
-                 max_expansions: int = 40, n_bisections: int = 6) -> WidthSearchResult:
+                 max_expansions: int = 60, n_bisections: int = 6,
+                 rtol: float = 0.01) -> WidthSearchResult:
     """Search the lifetime λ of a feature map by doubling/halving, then bisection.
 
     Parameters
@@ -114,11 +120,17 @@ def width_search(make_map: Callable[[float], Any],
         Training and validation data.
     lifetime0 : float, default=1.0
         Starting lifetime λ₀ > 0 (the paper starts at 1).
-    max_expansions : int, default=40
+    max_expansions : int, default=60
         Cap on doubling/halving steps (each one evaluation); the search
-        stops expanding earlier once the best lifetime is bracketed.
+        stops expanding earlier once the best lifetime is bracketed.  On a
+        plateau the directions alternate, so 60 steps reach 2^±30 λ₀.
     n_bisections : int, default=6
         Bisection rounds (each at most two evaluations).
+    rtol : float, default=0.01
+        Relative difference of validation errors that counts as real: a
+        bracket needs both ends worse than the best by more than
+        ``rtol·|best|``, and a direction is preferred only when its end is
+        better by more than that.
 
     Returns
     -------
@@ -142,6 +154,7 @@ def width_search(make_map: Callable[[float], Any],
     lifetime0 = check_positive_float(lifetime0, "lifetime0")
     max_expansions = check_int(max_expansions, "max_expansions", minimum=0)
     n_bisections = check_int(n_bisections, "n_bisections", minimum=0)
+    rtol = check_positive_float(rtol, "rtol", allow_zero=True)
     if not callable(make_map):
         raise TypeError("make_map must be callable: lifetime -> feature map")
     if not callable(score):
@@ -166,19 +179,25 @@ def width_search(make_map: Callable[[float], Any],
         return err
 
     evaluate(lifetime0, "start")
+    n_up = n_down = 0
     for _ in range(max_expansions):
         lo, hi = min(tried), max(tried)
         best = min(tried, key=tried.get)
-        if lo < best < hi:
+        margin = rtol * abs(tried[best])
+        if lo < best < hi and min(tried[lo], tried[hi]) > tried[best] + margin:
             break
-        if len(tried) == 1:
-            # No direction is known yet: try both neighbours, larger first.
+        if len(tried) == 1 or tried[hi] < tried[lo] - margin:
+            up = True  # no direction known yet (larger first), or the large end is better
+        elif tried[lo] < tried[hi] - margin:
+            up = False
+        else:
+            up = n_up < n_down  # a plateau: take the direction expanded less
+        if up:
             evaluate(2.0 * hi, "expand")
-            continue
-        if best == hi and (best != lo):
-            evaluate(2.0 * hi, "expand")
+            n_up += 1
         else:
             evaluate(0.5 * lo, "expand")
+            n_down += 1
 
     for _ in range(n_bisections):
         lams = sorted(tried)

@@ -51,6 +51,23 @@ def test_direction_of_expansion():
     assert res.lifetimes == [1.0, 2.0, 0.5, 0.25, 0.125, 0.0625]
 
 
+def test_plateau_is_crossed_in_both_directions():
+    # Raw CPU data at lambda ~ 1: every width gives the constant predictor (a flat error
+    # with noise), and the optimum is 2^-20 away.  A noisy interior "best" on the plateau
+    # must not count as a bracket.
+    def plateau(lam_tr, y_tr, lam_val, y_val):
+        noise = 1e-4 * math.sin(1e3 * math.log(lam_tr))
+        if lam_tr > 1e-3:
+            return 24.0 + noise
+        return 6.0 + (math.log2(lam_tr) + 20.0) ** 2 / 10 + noise
+
+    res = width_search(FakeMap, plateau, None, None, None, None, n_bisections=2)
+    assert abs(math.log2(res.best_lifetime) + 20.0) <= 1.0
+    expand = np.array(res.lifetimes)[np.array(res.phases) == "expand"]
+    assert expand.max() > 1.0  # the plateau was also explored upwards
+    assert res.best_error < 7.0
+
+
 def test_with_real_maps(rng):
     """On a smooth 1-d target, Fourier and binning searches find a useful lifetime."""
     X = rng.random((300, 1))
@@ -68,6 +85,7 @@ def test_with_real_maps(rng):
     (dict(lifetime0=0.0), ValueError, "lifetime0"),
     (dict(max_expansions=-1), ValueError, "max_expansions"),
     (dict(n_bisections=1.5), TypeError, "n_bisections"),
+    (dict(rtol=-0.1), ValueError, "rtol"),
 ])
 def test_bad_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
