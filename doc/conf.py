@@ -14,6 +14,7 @@ extensions = [
 ]
 autosummary_generate = True
 numpydoc_show_class_members = False
+numpydoc_show_inherited_class_members = False
 templates_path = []
 exclude_patterns = ["_build"]
 html_theme = "alabaster"

@@ -113,14 +113,14 @@ class RandomMaclaurinFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     ----------
     degrees_ : ndarray of int64, shape (n_components,)
         The sampled degrees N_i.
-    projections_ : ndarray of shape (sum(degrees_), n_features)
+    projections_ : ndarray of shape (``sum(degrees_)``, n_features)
         The Rademacher vectors, feature by feature (rows of feature i:
         ``proj_offsets_[i]:proj_offsets_[i+1]``).
     proj_offsets_ : ndarray of int64, shape (n_components + 1,)
     weights_ : ndarray of shape (n_components,)
         √(a_N / (P(N) m)) per feature.
     coefficients_ : ndarray
-        aₙ for n = 0 … max(degrees_, 1).
+        aₙ for n = 0 … max(``degrees_``, 1).
     n_features_in_ : int
 
     See Also

@@ -150,7 +150,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         at every event.
     posterior_ : LifetimePosterior or None
         Posterior over λ at ``alpha_`` (exact solver), else None.
-    coef_ : ndarray of shape (n_columns at lifetime_,)
+    coef_ : ndarray of shape (n_columns at ``lifetime_``,)
     intercept_ : float
     solver_ : str
         'cholesky' or 'cg'.
@@ -448,7 +448,7 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
     path_ : dict
         ``lifetimes``, ``n_features``, ``train_accuracy``,
         ``validation_accuracy`` (one per grid lifetime).
-    coef_ : ndarray of shape (n_paths, n_columns at lifetime_)
+    coef_ : ndarray of shape (n_paths, n_columns at ``lifetime_``)
         n_paths = 1 for two classes, else the number of classes.
     intercept_ : ndarray of shape (n_paths,)
     n_features_in_ : int
