@@ -117,11 +117,17 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         return RidgeSolution(np.asarray(Phi.T @ beta), "cholesky-dual", 0)
     tol = check_positive_float(tol, "tol")
     max_iter = 10 * c if max_iter is None else check_int(max_iter, "max_iter")
-    Phi_t = Phi.T.tocsr() if sp.issparse(Phi) else Phi.T
+    # Φᵀ as a transposed view (no copy), and diag(ΦᵀΦ) from the stored entries:
+    # the solver needs O(nnz(Φ)) memory beyond Φ only for a few vectors.
+    Phi_t = Phi.T
     op = spla.LinearOperator((c, c), matvec=lambda w: Phi_t @ (Phi @ w) + alpha * w,
                              dtype=np.float64)
-    sq = Phi.multiply(Phi) if sp.issparse(Phi) else Phi * Phi
-    inv_diag = 1.0 / (np.asarray(sq.sum(axis=0)).ravel() + alpha)
+    if sp.issparse(Phi):
+        csr = Phi if Phi.format == "csr" else sp.csr_array(Phi)
+        diag = np.bincount(csr.indices, weights=csr.data * csr.data, minlength=c)
+    else:
+        diag = np.einsum("ij,ij->j", Phi, Phi)
+    inv_diag = 1.0 / (diag + alpha)
     precond = spla.LinearOperator((c, c), matvec=lambda r: inv_diag * r, dtype=np.float64)
     rhs = np.asarray(Phi_t @ y)
     cols = rhs[:, None] if rhs.ndim == 1 else rhs
