@@ -323,19 +323,26 @@ def forest_columns(trees, double lifetime):
         Prefix sums of the trees' active-cell counts; tree m's cells are
         global columns ``col_offset[m] + col_of_node[...]``.
     """
-    cdef _TreeArray arr = _TreeArray(trees)
+    node_offset, col_of_node, col_offset = _columns(_TreeArray(trees), lifetime)
+    return node_offset, col_of_node[: node_offset[-1]], col_offset
+
+
+cdef tuple _columns(_TreeArray arr, double lifetime):
+    """forest_columns over a pointer array; col_of_node has >= 1 entry."""
     cdef Py_ssize_t M = arr.n
     node_offset = np.zeros(M + 1, dtype=np.int64)
-    for m, t in enumerate(arr.keep):
-        node_offset[m + 1] = node_offset[m] + (<MondrianTree>t).tree.n_nodes
-    col_of_node = np.empty(max(int(node_offset[M]), 1), dtype=np.int64)
+    cdef mt_index[::1] no = node_offset
+    cdef Py_ssize_t m
+    for m in range(M):
+        no[m + 1] = no[m] + <mt_index>arr.ptr[m].n_nodes
+    col_of_node = np.empty(max(int(no[M]), 1), dtype=np.int64)
     col_offset = np.empty(M + 1, dtype=np.int64)
-    cdef mt_index[::1] no = node_offset, cn = col_of_node, co = col_offset
+    cdef mt_index[::1] cn = col_of_node, co = col_offset
     cdef int status
     with nogil:
         status = mt_forest_columns(arr.ptr, <size_t>M, lifetime, &no[0], &cn[0], &co[0])
     check_status(status, "forest_columns")
-    return node_offset, col_of_node[: node_offset[M]], col_offset
+    return node_offset, col_of_node, col_offset
 
 
 def forest_features(trees, X, double lifetime, int n_threads=1):
@@ -352,9 +359,8 @@ def forest_features(trees, X, double lifetime, int n_threads=1):
     cdef Py_ssize_t M = arr.n
     if M < 1:
         raise ValueError("need at least one tree")
-    node_offset, col_of_node, col_offset = forest_columns(trees, lifetime)
-    cdef mt_index[::1] no = node_offset, co = col_offset
-    cdef mt_index[::1] cn = np.ascontiguousarray(col_of_node) if col_of_node.size else np.zeros(1, np.int64)
+    node_offset, col_of_node, col_offset = _columns(arr, lifetime)
+    cdef mt_index[::1] no = node_offset, co = col_offset, cn = col_of_node
     cdef const double[:, ::1] Xv
     cdef size_t n, d = (<MondrianTree>arr.keep[0]).tree.n_features
     if X is None:
@@ -410,11 +416,10 @@ def forest_gram(trees, double lifetime, int n_threads=1):
     cdef Py_ssize_t M = arr.n
     if M < 1:
         raise ValueError("need at least one tree")
-    node_offset, col_of_node, col_offset = forest_columns(trees, lifetime)
+    node_offset, col_of_node, col_offset = _columns(arr, lifetime)
     cdef Py_ssize_t C = int(col_offset[M])
     gram = np.zeros((C, C), dtype=np.float64)
-    cdef mt_index[::1] no = node_offset, co = col_offset
-    cdef mt_index[::1] cn = np.ascontiguousarray(col_of_node) if col_of_node.size else np.zeros(1, np.int64)
+    cdef mt_index[::1] no = node_offset, co = col_offset, cn = col_of_node
     cdef double[:, ::1] gv = gram
     cdef int status
     with nogil:
