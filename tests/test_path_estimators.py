@@ -153,7 +153,12 @@ def test_path_command_and_experiments(tmp_path, capsys):
                      "--out", str(png)]) == 0
     out = capsys.readouterr().out
     assert "selected lifetime" in out and "test error" in out and "path time" in out
-    assert png.exists()
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:  # the text output still works, and says how to get the plot
+        assert not png.exists() and "matplotlib" in out
+    else:
+        assert png.exists()
     for name in ("fig7", "fig8"):
         assert cli_main(["experiment", name, "--quick", "--out", str(tmp_path)]) == 0
         with open(tmp_path / f"{name}.csv") as fh:
