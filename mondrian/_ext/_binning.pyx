@@ -7,7 +7,8 @@ happens in :mod:`mondrian.binning`; the checks here guard memory safety only.
 """
 import numpy as np
 
-from ._c cimport mt_index, MT_OK, MT_ERR_NOMEM, MT_ERR_ARG, MT_ERR_OVERFLOW, MT_ERR_STATE
+from ._c cimport mt_index, MT_OK
+from ._status cimport check_status
 
 cdef extern from "c/binning.h" nogil:
     int mt_binning_fit(const double *X, size_t n, size_t d,
@@ -22,19 +23,11 @@ __all__ = ["binning_fit", "binning_lookup"]
 
 
 cdef int _check(int status, str what) except -1:
-    if status == MT_OK:
-        return 0
-    if status == MT_ERR_NOMEM:
-        raise MemoryError(f"{what}: out of memory")
-    if status == MT_ERR_OVERFLOW:
-        raise MemoryError(f"{what}: requested size overflows the address space")
-    if status == MT_ERR_ARG:
-        raise ValueError(f"{what}: a bin coordinate exceeds the int64 range; the grid "
-                         f"pitch is too small for the data's range (lifetime too large "
-                         f"or data unscaled)")
-    if status == MT_ERR_STATE:
-        raise ValueError(f"{what}: inconsistent fitted binning state")
-    raise RuntimeError(f"{what}: unknown C status {status}")
+    return check_status(
+        status, what,
+        arg="a bin coordinate exceeds the int64 range; the grid pitch is too small for "
+            "the data's range (lifetime too large or data unscaled)",
+        state="inconsistent fitted binning state")
 
 
 def _check_shapes(X, inv_pitch, shift):

@@ -48,6 +48,7 @@ cdef extern from "c/tree.h" nogil:
                        int extend, int n_threads)
 
 cdef extern from "c/lookup.h" nogil:
+    double mt_box_gap(const double *x, const double *lo, const double *hi, size_t d)
     mt_index mt_tree_active_columns(const mt_tree *tree, double lam,
                                     mt_index *col_of_node)
 

@@ -14,9 +14,9 @@ from libc.stdint cimport int32_t
 
 import numpy as np
 
+from ._status cimport check_status
 from ._c cimport (
-    bitgen_t, mt_index, mt_tree, MT_OK, MT_ERR_NOMEM, MT_ERR_ARG,
-    MT_ERR_OVERFLOW, MT_ERR_STATE, mt_tree_init, mt_tree_free,
+    bitgen_t, mt_index, mt_tree, MT_OK, mt_tree_init, mt_tree_free,
     mt_tree_reserve, mt_tree_reserve_points, mt_tree_check, mt_forest_grow,
     mt_tree_active_columns, mt_forest_columns, mt_forest_features,
     mt_forest_features_fitted, mt_forest_gram,
@@ -25,21 +25,6 @@ from ._c cimport (
 __all__ = ["MondrianTree", "grow_forest", "forest_columns", "forest_features", "forest_gram"]
 
 _STATE_VERSION = 1
-
-
-cdef int check_status(int status, str what) except -1:
-    """Raise the Python exception that matches a C status code."""
-    if status == MT_OK:
-        return 0
-    if status == MT_ERR_NOMEM:
-        raise MemoryError(f"{what}: out of memory")
-    if status == MT_ERR_OVERFLOW:
-        raise MemoryError(f"{what}: requested size overflows the address space")
-    if status == MT_ERR_ARG:
-        raise ValueError(f"{what}: invalid argument passed to the C core")
-    if status == MT_ERR_STATE:
-        raise ValueError(f"{what}: inconsistent tree structure")
-    raise RuntimeError(f"{what}: unknown C status {status}")
 
 
 cdef void _copy_index(mt_index *dst, const mt_index[::1] src):
@@ -323,8 +308,9 @@ def forest_columns(trees, double lifetime):
         Prefix sums of the trees' active-cell counts; tree m's cells are
         global columns ``col_offset[m] + col_of_node[...]``.
     """
-    node_offset, col_of_node, col_offset = _columns(_TreeArray(trees), lifetime)
-    return node_offset, col_of_node[: node_offset[-1]], col_offset
+    cdef _TreeArray arr = _TreeArray(trees)
+    node_offset, col_of_node, col_offset = _columns(arr, lifetime)
+    return node_offset, col_of_node[: node_offset[arr.n]], col_offset
 
 
 cdef tuple _columns(_TreeArray arr, double lifetime):
@@ -372,10 +358,11 @@ def forest_features(trees, X, double lifetime, int n_threads=1):
             raise ValueError(f"X has {Xv.shape[1]} features, the trees have {d}")
     # 32-bit indices (scipy's and liblinear's native ones) whenever every
     # column number and every row pointer fits.
-    cdef bint small = col_offset[M] < 2**31 - 1 and n * M < 2**31 - 1
+    cdef size_t nnz = n * <size_t>M
+    cdef bint small = col_offset[M] < 2**31 - 1 and nnz < 2**31 - 1
     index_dtype = np.int32 if small else np.int64
-    indices = np.empty(max(n * M, 1), dtype=index_dtype)
-    data = np.empty(max(n * M, 1), dtype=np.float64)
+    indices = np.empty(max(nnz, <size_t>1), dtype=index_dtype)
+    data = np.empty(max(nnz, <size_t>1), dtype=np.float64)
     cdef int32_t[::1] iv32
     cdef mt_index[::1] iv64
     cdef int32_t *p32 = NULL
@@ -401,8 +388,8 @@ def forest_features(trees, X, double lifetime, int n_threads=1):
                     arr.ptr, <size_t>M, &Xv[0, 0], n, d, lifetime, &no[0], &cn[0],
                     &co[0], scale, p32, p64, &dv[0], n_threads)
     check_status(status, "forest_features")
-    indptr = np.arange(0, n * M + 1, M, dtype=index_dtype)
-    return data[: n * M], indices[: n * M], indptr, int(col_offset[M])
+    indptr = np.arange(0, nnz + 1, M, dtype=index_dtype)
+    return data[:nnz], indices[:nnz], indptr, int(col_offset[M])
 
 
 def forest_gram(trees, double lifetime, int n_threads=1):

@@ -30,13 +30,8 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-cdef extern from "c/common.h":
-    enum:
-        MT_OK
-        MT_ERR_NOMEM
-        MT_ERR_ARG
-        MT_ERR_OVERFLOW
-        MT_ERR_STATE
+from ._c cimport MT_OK, MT_ERR_STATE, mt_box_gap
+from ._status cimport check_status
 
 cdef extern from "c/cholupdate.h" nogil:
     int mt_chol_delete(double *L, size_t ld, size_t n, size_t c, double *work)
@@ -54,15 +49,11 @@ LOSS_LOGISTIC = 2
 
 
 cdef int _raise(int status, str what) except -1:
-    if status == MT_OK:
-        return 0
-    if status == MT_ERR_NOMEM:
-        raise MemoryError(f"{what}: out of memory")
     if status == MT_ERR_STATE:
         raise FloatingPointError(
             f"{what}: the regularised feature covariance lost positive definiteness "
             f"in floating point; use a larger alpha")
-    raise ValueError(f"{what}: invalid argument passed to the C core (status {status})")
+    return check_status(status, what)
 
 
 cdef class _PathBase:
@@ -904,17 +895,9 @@ cdef class ValidationTracker:
                     self.gap[i, m] = self._gap(i, self.cur[i, m])
 
     cdef inline double _gap(self, Py_ssize_t i, int64_t j) noexcept nogil:
-        cdef Py_ssize_t d
-        cdef double s = 0.0, lo, hi, x
-        for d in range(self.X.shape[1]):
-            x = self.X[i, d]
-            lo = self.lower[j, d]
-            hi = self.upper[j, d]
-            if x < lo:
-                s += lo - x
-            elif x > hi:
-                s += x - hi
-        return s
+        """e_j(x_i): the l1 distance of point i to node j's data box (lookup.h)."""
+        return mt_box_gap(&self.X[i, 0], &self.lower[j, 0], &self.upper[j, 0],
+                          <size_t>self.X.shape[1])
 
     def advance(self, double lifetime):
         """Move every point to its active node at ``lifetime`` (>= the last)
