@@ -51,6 +51,7 @@ def _positive_float(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from .experiments import available_experiments
+    from .path_command import add_path_command
 
     parser = argparse.ArgumentParser(
         prog="python -m mondrian",
@@ -63,12 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit MondrianKernelRidge and report the test error 100*||y_hat-y||/||y||. "
                     "Default: the bundled CPU data at the paper's setting "
                     "(lifetime 1e-6, 350 trees).")
-    fit.add_argument("--dataset", metavar="PATH.csv",
-                     help="numeric CSV file (header optional); default: bundled CPU data")
-    fit.add_argument("--target", type=int, default=-1,
-                     help="target column of --dataset (default: last)")
-    fit.add_argument("--test-fraction", type=float, default=0.2,
-                     help="fraction of --dataset rows held out for testing (default 0.2)")
+    add_dataset_arguments(fit)
     fit.add_argument("--lifetime", type=_nonneg_float, default=None,
                      help="kernel lifetime (inverse width); default 1e-6 for CPU, "
                           "10 / (L1 diameter of the training data) for --dataset")
@@ -80,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     fit.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
     fit.set_defaults(func=_cmd_fit)
-    from .path_command import add_path_command; add_path_command(sub)
+    add_path_command(sub)
 
     exp = sub.add_parser("experiment", help="reproduce a figure or table of the papers",
                          description="Run one reproduction; each writes a CSV and a PNG.")
@@ -94,23 +90,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _cmd_fit(args: argparse.Namespace) -> int:
+def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
+    """The data options shared by the commands: --dataset, --target, --test-fraction."""
+    parser.add_argument("--dataset", metavar="PATH.csv",
+                        help="numeric CSV file (header optional); default: bundled CPU data")
+    parser.add_argument("--target", type=int, default=-1,
+                        help="target column of --dataset (default: last)")
+    parser.add_argument("--test-fraction", type=float, default=0.2,
+                        help="fraction of --dataset rows held out for testing (default 0.2)")
+
+
+def load_dataset(args: argparse.Namespace, lifetime: float | None, *,
+                 per_diameter: float):
+    """The data of ``args`` and the lifetime to use, with how it was chosen.
+
+    ``lifetime`` if given; else the paper's 1e-6 for the bundled CPU data, or
+    ``per_diameter`` / (L1 diameter of the training data) for a CSV file, a
+    scale-free default (CPU: 10 / 6.6e6 ≈ 1.5e-6).
+
+    Returns
+    -------
+    (TrainTestData, float, str)
+    """
     from .datasets import load_cpu, load_csv
-    from .ridge import MondrianKernelRidge
 
     if args.dataset is None:
         data = load_cpu()
-        lifetime = 1e-6 if args.lifetime is None else args.lifetime
-        how = "" if args.lifetime is not None else " (the paper's setting)"
-    else:
-        data = load_csv(args.dataset, target=args.target, test_fraction=args.test_fraction,
-                        random_state=args.random_state)
-        if args.lifetime is None:
-            diameter = float(np.ptp(data.X_train, axis=0).sum())
-            lifetime = 10.0 / diameter if diameter > 0 else 1.0
-            how = " (10 / L1 diameter of the training data; set --lifetime)"
-        else:
-            lifetime, how = args.lifetime, ""
+        if lifetime is None:
+            return data, 1e-6, " (the paper's setting)"
+        return data, lifetime, ""
+    data = load_csv(args.dataset, target=args.target, test_fraction=args.test_fraction,
+                    random_state=args.random_state)
+    if lifetime is not None:
+        return data, lifetime, ""
+    diameter = float(np.ptp(data.X_train, axis=0).sum())
+    how = f" ({per_diameter:g} / L1 diameter of the training data; set --lifetime)"
+    return data, (per_diameter / diameter if diameter > 0 else 1.0), how
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    from .ridge import MondrianKernelRidge
+
+    data, lifetime, how = load_dataset(args, args.lifetime, per_diameter=10.0)
     print(data.describe())
     print(f"model: MondrianKernelRidge(n_trees={args.n_trees}, lifetime={lifetime:.6g}{how}, "
           f"alpha={args.alpha:g}, solver={args.solver!r})")

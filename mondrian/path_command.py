@@ -62,7 +62,7 @@ def _alphas(text: str) -> tuple[float, ...]:
 
 def add_path_command(subparsers) -> None:
     """Register the ``path`` command on the CLI's subparsers."""
-    from .cli import _nonneg_float, _positive_float, _positive_int
+    from .cli import _nonneg_float, _positive_float, _positive_int, add_dataset_arguments
 
     p = subparsers.add_parser(
         "path", help="learn the kernel width (and alpha) along the Mondrian path",
@@ -70,11 +70,7 @@ def add_path_command(subparsers) -> None:
                     "warm-started ridge regression (MondrianKernelRidgeCV) and select the "
                     "lifetime and alpha; default: the bundled CPU data, 350 trees, "
                     "lifetime up to 1e-6 (the paper's Sec. 8.2 setting).")
-    p.add_argument("--dataset", metavar="PATH.csv",
-                   help="numeric CSV file (header optional); default: bundled CPU data")
-    p.add_argument("--target", type=int, default=-1, help="target column of --dataset")
-    p.add_argument("--test-fraction", type=float, default=0.2,
-                   help="fraction of --dataset rows held out for testing (default 0.2)")
+    add_dataset_arguments(p)
     p.add_argument("--n-trees", type=_positive_int, default=350,
                    help="number of Mondrian trees M (default 350)")
     p.add_argument("--max-lifetime", type=_nonneg_float, default=None,
@@ -102,21 +98,10 @@ def add_path_command(subparsers) -> None:
 
 def run_path(args: argparse.Namespace) -> int:
     """Body of ``python -m mondrian path``."""
-    from .cli import relative_error
-    from .datasets import load_cpu, load_csv
+    from .cli import load_dataset, relative_error
     from .path_estimators import MondrianKernelRidgeCV
 
-    if args.dataset is None:
-        data = load_cpu()
-        lam_max = 1e-6 if args.max_lifetime is None else args.max_lifetime
-    else:
-        data = load_csv(args.dataset, target=args.target, test_fraction=args.test_fraction,
-                        random_state=args.random_state)
-        if args.max_lifetime is None:
-            diameter = float(np.ptp(data.X_train, axis=0).sum())
-            lam_max = 20.0 / diameter if diameter > 0 else 1.0
-        else:
-            lam_max = args.max_lifetime
+    data, lam_max, _ = load_dataset(args, args.max_lifetime, per_diameter=20.0)
     print(data.describe())
     model = MondrianKernelRidgeCV(
         n_trees=args.n_trees, max_lifetime=lam_max, alphas=args.alphas,
@@ -155,14 +140,11 @@ def run_path(args: argparse.Namespace) -> int:
 
 
 def _plot(model, val_err, out: str) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        print("matplotlib is not installed: no plot written "
-              "(pip install \"mondrian-kernel[plot]\" for the PNG)")
+    from .experiments._common import pyplot_or_none, save_figure
+
+    plt = pyplot_or_none()
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     p = model.path_
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -190,7 +172,4 @@ def _plot(model, val_err, out: str) -> None:
                 ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("lifetime λ")
     fig.suptitle(f"Mondrian kernel-width path, M={model.n_trees}")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save_figure(plt, fig, out)

@@ -209,7 +209,10 @@ def test_random_state_kinds(rng):
     first = [t.split_time[0] for t in c.trees_]
     c.fit(X)
     assert first != [t.split_time[0] for t in c.trees_]
-    MondrianFeatures(n_trees=2, random_state=np.random.RandomState(0)).fit(X)
+    # A RandomState seeds the forest from its stream, as scikit-learn does.
+    d = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=np.random.RandomState(0))
+    e = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=np.random.RandomState(0))
+    assert (d.fit_transform(X) != e.fit_transform(X)).nnz == 0
 
 
 def test_pickle_round_trip(rng):

@@ -5,7 +5,7 @@ import csv
 from pathlib import Path
 from typing import Iterable, Sequence
 
-__all__ = ["output_path", "write_csv", "pyplot_or_none"]
+__all__ = ["output_path", "write_csv", "pyplot_or_none", "save_figure"]
 
 
 def output_path(out_dir: str | Path, name: str) -> Path:
@@ -42,3 +42,12 @@ def pyplot_or_none():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(plt, fig, path: Path) -> Path:
+    """Lay out ``fig``, write it to ``path`` as a PNG, close it, say so."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"wrote {path}")
+    return path

@@ -9,7 +9,7 @@ import argparse
 import numpy as np
 
 from ..kernels import laplace_kernel
-from ._common import output_path, pyplot_or_none, write_csv
+from ._common import output_path, pyplot_or_none, save_figure, write_csv
 from ._family import METHODS, prefix_maps
 
 DESCRIPTION = "Fig. 5: max kernel-approximation error vs non-zero features (Mondrian, binning, Fourier)"
@@ -65,11 +65,7 @@ def run(args: argparse.Namespace) -> int:
         ax.set_ylabel("maximum absolute error")
         ax.set_ylim(0, 1.2)
         ax.legend(frameon=False)
-        fig.tight_layout()
-        png = output_path(args.out, "fig5.png")
-        fig.savefig(png, dpi=120)
-        plt.close(fig)
-        print(f"wrote {png}")
+        save_figure(plt, fig, output_path(args.out, "fig5.png"))
     return 0
 
 

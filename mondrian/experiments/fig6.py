@@ -13,7 +13,7 @@ from sklearn.kernel_ridge import KernelRidge
 from ..cli import relative_error
 from ..datasets import load_cpu
 from ..ridge import ridge_solve
-from ._common import output_path, pyplot_or_none, write_csv
+from ._common import output_path, pyplot_or_none, save_figure, write_csv
 from ._family import METHODS, prefix_maps
 
 DESCRIPTION = "Fig. 6: CPU test error vs non-zero features (Mondrian, binning, Fourier, exact Laplace)"
@@ -85,9 +85,5 @@ def run(args: argparse.Namespace) -> int:
         ax.set_xlabel("M (non-zero features per data point)")
         ax.set_ylabel("relative test error [%]")
         ax.legend(frameon=False)
-        fig.tight_layout()
-        png = output_path(args.out, "fig6.png")
-        fig.savefig(png, dpi=120)
-        plt.close(fig)
-        print(f"wrote {png}")
+        save_figure(plt, fig, output_path(args.out, "fig6.png"))
     return 0

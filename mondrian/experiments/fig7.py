@@ -19,7 +19,7 @@ import scipy.linalg as la
 from ..cli import relative_error
 from ..kernels import laplace_kernel
 from ..path_estimators import MondrianKernelRidgeCV
-from ._common import output_path, pyplot_or_none, write_csv
+from ._common import output_path, pyplot_or_none, save_figure, write_csv
 
 DESCRIPTION = "Fig. 7: validation error along the lifetime path on Laplace-GP data (lambda_0=10)"
 
@@ -95,9 +95,5 @@ def run(args: argparse.Namespace) -> int:
             ax.set_ylabel("validation error (%)")
             ax.set_title(f"Λ = {lam_max:g}, M = {args.n_trees}")
             ax.legend()
-        fig.tight_layout()
-        png = output_path(args.out, "fig7.png")
-        fig.savefig(png, dpi=120)
-        plt.close(fig)
-        print(f"wrote {png}")
+        save_figure(plt, fig, output_path(args.out, "fig7.png"))
     return 0

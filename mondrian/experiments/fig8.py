@@ -20,7 +20,7 @@ from ..datasets import load_cpu
 from ..fourier import RandomFourierFeatures
 from ..path_estimators import MondrianKernelRidgeCV
 from ..width_search import ridge_scorer, width_search
-from ._common import output_path, pyplot_or_none, write_csv
+from ._common import output_path, pyplot_or_none, save_figure, write_csv
 
 DESCRIPTION = "Fig. 8: CPU validation error vs computation time while learning the width"
 
@@ -104,9 +104,5 @@ def run(args: argparse.Namespace) -> int:
         ax.set_ylabel("best validation error so far (%)")
         ax.set_title(f"CPU, M = {args.n_trees}")
         ax.legend()
-        fig.tight_layout()
-        png = output_path(args.out, "fig8.png")
-        fig.savefig(png, dpi=120)
-        plt.close(fig)
-        print(f"wrote {png}")
+        save_figure(plt, fig, output_path(args.out, "fig8.png"))
     return 0

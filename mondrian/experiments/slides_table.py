@@ -34,7 +34,7 @@ from ..datasets.shared import load_a9a, load_cod_rna, load_covertype, load_nurse
 from ..fourier import RandomFourierFeatures
 from ..kernels import exponential_kernel
 from ..maclaurin import RandomMaclaurinFeatures
-from ._common import output_path, pyplot_or_none, write_csv
+from ._common import output_path, pyplot_or_none, save_figure, write_csv
 
 DESCRIPTION = ("Slides' table (Kar & Karnick 2012): exact SVC vs Fourier / H0/1 Maclaurin "
                "features + LinearSVC on nursery, cod-rna, a9a, covertype-100k")
@@ -177,7 +177,4 @@ def _plot(plt, rows, png) -> None:
     axes[0].set_ylim(50, 100)
     axes[1].set_yscale("log")
     axes[1].legend(frameon=False, fontsize=7)
-    fig.tight_layout()
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    print(f"wrote {png}")
+    save_figure(plt, fig, png)
