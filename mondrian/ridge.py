@@ -132,22 +132,20 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
     rhs = np.asarray(Phi_t @ y)
     cols = rhs[:, None] if rhs.ndim == 1 else rhs
     out = np.empty_like(cols)
-    n_iter = 0
+    iterations = []  # per target column
+
+    def _count(_):
+        iterations[-1] += 1
+
     for k in range(cols.shape[1]):
-        count = [0]
-
-        def _count(_):
-            count[0] += 1
-
+        iterations.append(0)
         start = None if x0 is None else (x0 if x0.ndim == 1 else x0[:, k])
-        w, info = spla.cg(op, cols[:, k], x0=start, rtol=tol, atol=0.0, maxiter=max_iter,
-                          M=precond, callback=_count)
+        out[:, k], info = spla.cg(op, cols[:, k], x0=start, rtol=tol, atol=0.0,
+                                  maxiter=max_iter, M=precond, callback=_count)
         if info != 0:
             raise RuntimeError(f"conjugate gradients did not reach tol={tol} in "
                                f"{max_iter} iterations; raise max_iter or use solver='cholesky'")
-        out[:, k] = w
-        n_iter = max(n_iter, count[0])
-    return RidgeSolution(out[:, 0] if rhs.ndim == 1 else out, "cg", n_iter)
+    return RidgeSolution(out[:, 0] if rhs.ndim == 1 else out, "cg", max(iterations))
 
 
 class MondrianKernelRidge(RegressorMixin, BaseEstimator):
