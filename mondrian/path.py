@@ -480,10 +480,11 @@ class CGRidgePath:
     link to Mondrian forests of Sec. 6).  Before CG, ``local_sweeps``
     Gauss-Seidel sweeps run over the cells created since the last solve,
     where the warm start leaves the residual (O(size of those cells)).  One
-    CG iteration costs O(N·M), computed over the trees' training-point
-    slices with ``n_jobs`` threads; memory is two (N, M) int32 tables plus
-    O(n_nodes) per alpha.  Results depend on ``n_jobs`` only within the
-    tolerance (order of floating-point sums).
+    CG iteration costs O(N·M): two gathers, over the rows of the
+    active-node table and over the trees' training-point slices, with
+    ``n_jobs`` threads; memory is two (N, M) int32 tables plus O(n_nodes)
+    per alpha.  Every sum runs in an order fixed independently of the
+    threads, so results are bitwise identical for any ``n_jobs``.
 
     Parameters
     ----------
@@ -601,11 +602,16 @@ class SGDPath:
     points of the split cell -- the only points whose features changed --
     or, with ``pass_='full'``, over all points (the authors' schedule,
     O(N·M) per event).  :meth:`epochs` adds full passes at a lifetime.
+    :meth:`extend` continues the path on the forest extended to a larger
+    lifetime.
 
     Parameters
     ----------
     events : SplitEvents
     y : ndarray of shape (N,)
+    train_mask : ndarray of bool, shape (N,), optional
+        Points that enter the SGD passes (default all); the others are
+        held out and only predicted (:meth:`decision_points`).
     loss : {'squared', 'hinge', 'logistic'}
     learning_rate : float
         Constant step size η; the change of one prediction per step is about
@@ -613,8 +619,11 @@ class SGDPath:
     alpha : float
         L2 penalty (applied to the weights each step touches).
     fit_intercept : bool
-    random_state : numpy Generator
-        Orders of the full passes.
+    pass_ : {'cell', 'full'}, default='cell'
+        SGD after each split: one pass over the split cell's points, in tree
+        order (deterministic), or one full pass in a random order.
+    random_state : numpy Generator, optional
+        Orders of the full passes (``pass_='full'`` and :meth:`epochs`).
     """
 
     def __init__(self, events: SplitEvents, y, *, train_mask=None, loss: str = "squared",
@@ -628,12 +637,56 @@ class SGDPath:
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
         self.alpha = check_positive_float(alpha, "alpha", allow_zero=True)
         y, is_train, _, _ = events.learner_inputs(y, train_mask)
+        self.y, self._mask = y, is_train.astype(bool)
+        self.loss = loss
+        self.fit_intercept = bool(fit_intercept)
         self.rows = np.flatnonzero(is_train).astype(np.int64)
         self.pass_ = pass_
         self.rng = np.random.default_rng() if random_state is None else random_state
-        self._state = _path.SGDPath(*events.base_args(is_train), y, _LOSSES[loss],
-                                    self.learning_rate, self.alpha, bool(fit_intercept))
+        self._state = self._new_state(events)
         self.lifetime = 0.0
+
+    def _new_state(self, events: SplitEvents) -> _path.SGDPath:
+        _, is_train, _, _ = events.learner_inputs(self.y, self._mask)
+        return _path.SGDPath(*events.base_args(is_train), self.y, _LOSSES[self.loss],
+                             self.learning_rate, self.alpha, self.fit_intercept)
+
+    def extend(self, events: SplitEvents) -> "SGDPath":
+        """Continue on the events of the same forest extended to a larger
+        lifetime (``MondrianFeatures.extend``, memorylessness).
+
+        The weights (moved to the extended forest's node ids), the
+        intercept, the active-node table, the event cursor, the lifetime
+        reached and the random generator of the full passes are carried
+        over; only the new events remain to run.  Continuing a path this way
+        gives exactly the weights of a path run straight through on
+        ``events`` with the same schedule and generator state.
+
+        Parameters
+        ----------
+        events : SplitEvents
+            ``split_events`` of the path's forest after
+            ``MondrianFeatures.extend``.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            If ``events`` is not an extension of the path's forest (other
+            trees or points, a smaller lifetime, or changed old events).
+        """
+        remap = _remapper(self.events, events)
+        state = self._state._export()
+        W = np.zeros(events.n_nodes)
+        W[remap(np.arange(self.events.n_nodes))] = state["W"]
+        state.update(W=W, act=remap(state["act"]).astype(np.int32))
+        new = self._new_state(events)
+        new._import(state)
+        self._state, self.events = new, events
+        return self
 
     def advance(self, lifetime: float, *, learn: bool = True) -> int:
         """Apply the events up to ``lifetime``, with SGD after each when

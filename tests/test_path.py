@@ -305,3 +305,26 @@ def test_sgd_full_pass_schedule(problem):
         SGDPath(ev, y, pass_="half")
     with pytest.raises(ValueError, match="loss"):
         SGDPath(ev, y, loss="huber")
+
+
+def test_cg_path_does_not_depend_on_the_thread_count(problem):
+    # Every sum in the CG products runs in a fixed order (rows of the active
+    # table, then cell slices), so the path is bitwise identical for any
+    # n_jobs -- not merely within the tolerance.
+    _, y, _, ev = problem
+    mask = np.arange(y.shape[0]) % 5 != 0
+    runs = []
+    for n_jobs in (1, 2, 3):
+        path = CGRidgePath(ev, y, [0.05, 1.0], train_mask=mask, tol=1e-6, n_jobs=n_jobs)
+        out = []
+        for lam in lifetime_grid(ev, 6):
+            iters, sse = path.solve_at(lam)
+            out.append((iters, sse, path.node_weights(),
+                        path.predict_points(np.flatnonzero(~mask))))
+        runs.append(out)
+    for other in runs[1:]:
+        for (i0, s0, w0, p0), (i1, s1, w1, p1) in zip(runs[0], other):
+            np.testing.assert_array_equal(i0, i1)
+            np.testing.assert_array_equal(s0, s1)
+            np.testing.assert_array_equal(w0, w1)
+            np.testing.assert_array_equal(p0, p1)

@@ -370,16 +370,17 @@ cdef class CGPath(_PathBase):
     Weights live in node space (one slot per node of the forest, zero for
     nodes not active).  Within one tree ΦₘᵀΦₘ is diagonal (cell counts / M),
     so diag(A) = count/M + α is the exact Jacobi preconditioner.  Only the
-    points with ``is_train`` enter Φ; the products ΦᵀΦx are computed from the
-    active-node table by ``n_threads`` threads, each scattering into its own
-    buffer.
+    points with ``is_train`` enter Φ; the products ΦᵀΦx are two gathers (rows
+    of the active-node table, then the cells' training-point slices) on
+    ``n_threads`` threads, each sum in a fixed order, so the results do not
+    depend on the thread count.
     """
 
     cdef const double[::1] alphas, node_y, diag0, y
     cdef const int64_t[::1] tstart, tend
     cdef const int32_t[:, ::1] ptrain
-    cdef double[:, ::1] W, r, z, p, q, fbuf
-    cdef double[::1] fsum, rzv
+    cdef double[:, ::1] W, r, z, p, q
+    cdef double[::1] xpack, fpack, rzv
     cdef int[::1] live
     cdef double[:, ::1] resid
     cdef unsigned char[::1] active
@@ -417,8 +418,8 @@ cdef class CGPath(_PathBase):
         self.z = np.zeros(shape)
         self.p = np.zeros(shape)
         self.q = np.zeros(shape)
-        self.fbuf = np.zeros((self.n_threads, self.n_alpha * self.n_points))
-        self.fsum = np.zeros(self.n_alpha * self.n_points)
+        self.xpack = np.zeros(max(1, self.n_alpha * self.n_nodes))
+        self.fpack = np.zeros(max(1, self.n_alpha * self.n_points))
         self.rzv = np.zeros(self.n_alpha)
         self.live = np.zeros(self.n_alpha, dtype=np.intc)
         self.resid = np.repeat(np.asarray(y, dtype=np.float64)[None, :], self.n_alpha, axis=0)
@@ -512,72 +513,88 @@ cdef class CGPath(_PathBase):
 
     cdef void _apply(self, double[:, ::1] x, double[:, ::1] out, Py_ssize_t n_live) noexcept nogil:
         """out[a] = (ΦᵀΦ + αₐI) x[a] on the active slots for the alphas
-        a = live[0:n_live] (x zero off the active slots).
+        a = live[0:n_live] (x read on the active slots only).
 
-        Two passes over the trees' training-point slices: f = Φx scatters
-        each active cell's weight to its points (thread t takes a block of
-        cells into its own buffer; the buffers are then summed in a fixed
-        order), and (Φᵀf)_j sums f over cell j's points (threads over
-        cells, no conflicts).  Random accesses hit the N-vectors f only, and
-        the alphas share each pass over the slices.
+        Two gathers, no scatter: f = Φx row by row from the active-node
+        table (fᵢ = Σₘ x[act[i, m]]/√M, threads over rows), then
+        (Φᵀf)_j = Σ_{i∈j} fᵢ/√M cell by cell from the trees' training-point
+        slices (threads over cells).  Every sum runs in a fixed order that
+        does not depend on the thread count, so the products -- hence the
+        whole CG path -- are bitwise identical for any ``n_jobs``.  The
+        alphas are interleaved (x packed as xp[node·K + l], f as
+        f[i·K + l]) so one index load serves all of them.
         """
-        cdef Py_ssize_t t, k, l, lo, hi, i, T = self.n_threads
-        cdef Py_ssize_t n = self.n_points
-        cdef int a
-        cdef int64_t j, kk, k0, k1
-        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m, v, acc
+        cdef Py_ssize_t T = self.n_threads, K = n_live
+        cdef Py_ssize_t k, l, r, m, M = self.n_trees
+        cdef int64_t i, j, kk, k0, k1, kk4
+        cdef Py_ssize_t m4
+        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m
+        cdef double a0, a1, a2, a3, b0, b1, b2, b3
+        cdef const int32_t *row
         cdef const int32_t *pt
-        cdef double *fb
-        cdef double *fs
-        for t in prange(T, num_threads=T, schedule="static"):
-            for l in range(n_live):
-                memset(&self.fbuf[t, self.live[l] * n], 0, n * sizeof(double))
-            lo = (self.n_ids * t) // T
-            hi = (self.n_ids * (t + 1)) // T
-            for k in range(lo, hi):
-                j = self.ids[k]
-                pt = &self.ptrain[self.tree_of[j], 0]
-                k0 = self.tstart[j]
-                k1 = self.tend[j]
-                for l in range(n_live):
-                    a = self.live[l]
-                    v = x[a, j]
-                    if v != 0.0:
-                        fb = &self.fbuf[t, a * n]
-                        for kk in range(k0, k1):
-                            fb[pt[kk]] += v
-        for l in range(n_live):
-            a = self.live[l]
-            for i in range(n):
-                acc = 0.0
-                for t in range(T):
-                    acc = acc + self.fbuf[t, a * n + i]
-                self.fsum[a * n + i] = acc * s2
-        for k in prange(self.n_ids, num_threads=T, schedule="static"):
+        cdef double *xp = &self.xpack[0]
+        cdef double *fp = &self.fpack[0]
+        for k in range(self.n_ids):
+            j = self.ids[k]
+            for l in range(K):
+                xp[j * K + l] = x[self.live[l], j]
+        for r in prange(self.rows.shape[0], num_threads=T, schedule="static"):
+            i = self.rows[r]
+            row = &self.act[i, 0]
+            for l in range(K):
+                # four partial sums: the adds overlap instead of waiting on
+                # one accumulator (a fixed order all the same)
+                a0 = 0.0
+                a1 = 0.0
+                a2 = 0.0
+                a3 = 0.0
+                m4 = M - M % 4
+                for m in range(0, m4, 4):
+                    a0 = a0 + xp[row[m] * K + l]
+                    a1 = a1 + xp[row[m + 1] * K + l]
+                    a2 = a2 + xp[row[m + 2] * K + l]
+                    a3 = a3 + xp[row[m + 3] * K + l]
+                for m in range(m4, M):
+                    a0 = a0 + xp[row[m] * K + l]
+                fp[i * K + l] = ((a0 + a1) + (a2 + a3)) * s2
+        for k in prange(self.n_ids, num_threads=T, schedule="dynamic", chunksize=64):
             j = self.ids[k]
             pt = &self.ptrain[self.tree_of[j], 0]
             k0 = self.tstart[j]
             k1 = self.tend[j]
-            for l in range(n_live):
-                a = self.live[l]
-                fs = &self.fsum[a * n]
-                acc = 0.0
-                for kk in range(k0, k1):
-                    acc = acc + fs[pt[kk]]
-                out[a, j] = self.alphas[a] * x[a, j] + acc
+            for l in range(K):
+                b0 = 0.0
+                b1 = 0.0
+                b2 = 0.0
+                b3 = 0.0
+                kk4 = k1 - (k1 - k0) % 4
+                for kk in range(k0, kk4, 4):
+                    b0 = b0 + fp[pt[kk] * K + l]
+                    b1 = b1 + fp[pt[kk + 1] * K + l]
+                    b2 = b2 + fp[pt[kk + 2] * K + l]
+                    b3 = b3 + fp[pt[kk + 3] * K + l]
+                for kk in range(kk4, k1):
+                    b0 = b0 + fp[pt[kk] * K + l]
+                out[self.live[l], j] = (self.alphas[self.live[l]] * x[self.live[l], j]
+                                        + ((b0 + b1) + (b2 + b3)))
 
     cdef double _train_sse(self, Py_ssize_t a) noexcept nogil:
+        """Training residuals y - Φw of alpha a into ``resid`` (threads over
+        rows) and their sum of squares (summed in row order)."""
         cdef Py_ssize_t r, m, M = self.n_trees
         cdef int64_t i
         cdef double fi, s = 0.0
-        for r in range(self.rows.shape[0]):
+        cdef const int32_t *row
+        for r in prange(self.rows.shape[0], num_threads=self.n_threads, schedule="static"):
             i = self.rows[r]
+            row = &self.act[i, 0]
             fi = 0.0
             for m in range(M):
-                fi = fi + self.W[a, self.act[i, m]]
-            fi = self.y[i] - fi * self.inv_sqrt_m
-            self.resid[a, i] = fi
-            s += fi * fi
+                fi = fi + self.W[a, row[m]]
+            self.resid[a, i] = self.y[i] - fi * self.inv_sqrt_m
+        for r in range(self.rows.shape[0]):
+            i = self.rows[r]
+            s += self.resid[a, i] * self.resid[a, i]
         return s
 
     cdef void _cg(self, double tol, Py_ssize_t max_iter, int64_t[::1] iters) noexcept nogil:
@@ -725,6 +742,14 @@ cdef class CGPath(_PathBase):
 # --------------------------------------------------------------------------
 # SGD along the path (Sec. 4.2.2)
 # --------------------------------------------------------------------------
+from libc.stdlib cimport qsort
+
+
+cdef int _cmp_int64(const void *a, const void *b) noexcept nogil:
+    cdef int64_t x = (<const int64_t *>a)[0], y = (<const int64_t *>b)[0]
+    return (x > y) - (x < y)
+
+
 cdef inline double _dloss(int loss, double y, double f) noexcept nogil:
     if loss == 0:
         return f - y
@@ -745,9 +770,16 @@ cdef class SGDPath(_PathBase):
     step size η: g = ℓ'(yᵢ, fᵢ); w_j -= η(g/√M + α w_j) for the M weights
     point i touches (the penalty is applied to touched weights only, the
     usual sparse-SGD form); b -= η g when ``fit_intercept``.
+
+    The pass over a split cell visits its training points in increasing
+    index, an order fixed by the cell alone: extending the forest reorders
+    the points inside the trees' slices, and a path continued on the
+    extended forest (:meth:`_export`/:meth:`_import`) must repeat a path run
+    straight through on it.
     """
 
     cdef double[::1] W, y
+    cdef int64_t[::1] cell_buf
     cdef readonly double intercept
     cdef double eta, alpha
     cdef int loss
@@ -766,6 +798,7 @@ cdef class SGDPath(_PathBase):
         self.fit_intercept = fit_intercept
         self.intercept = 0.0
         self.W = np.zeros(self.n_nodes)
+        self.cell_buf = np.zeros(max(1, self.n_points), dtype=np.int64)
 
     cdef inline void _sgd_step(self, int64_t i) noexcept nogil:
         cdef Py_ssize_t m, M = self.n_trees
@@ -781,12 +814,13 @@ cdef class SGDPath(_PathBase):
 
     def advance(self, double lifetime, bint cell_pass=True, const int64_t[::1] epoch_order=None):
         """Apply the events with split time <= ``lifetime``.  After each
-        split: with ``cell_pass``, one SGD pass over the points of the split
-        cell (the only points whose features changed), in tree order; with
+        split: with ``cell_pass``, one SGD pass over the training points of
+        the split cell (the only points whose features changed), in
+        increasing index; with
         ``epoch_order``, one pass over all points in that order (the
         authors' choice, O(N·M) per event)."""
-        cdef int64_t g, gl, gr, m, k
-        cdef Py_ssize_t done = 0, i
+        cdef int64_t g, gl, gr, m, k, p
+        cdef Py_ssize_t done = 0, i, n_cell
         cdef bint full = epoch_order is not None
         if full:
             for i in range(epoch_order.shape[0]):
@@ -806,9 +840,15 @@ cdef class SGDPath(_PathBase):
                 self.cursor += 1
                 done += 1
                 if cell_pass:
+                    n_cell = 0
                     for k in range(self.start[g], self.end[g]):
-                        if self.is_train[self.perm[m, k]]:
-                            self._sgd_step(self.perm[m, k])
+                        p = self.perm[m, k]
+                        if self.is_train[p]:
+                            self.cell_buf[n_cell] = p
+                            n_cell += 1
+                    qsort(&self.cell_buf[0], n_cell, sizeof(int64_t), _cmp_int64)
+                    for i in range(n_cell):
+                        self._sgd_step(self.cell_buf[i])
                 if full:
                     for i in range(epoch_order.shape[0]):
                         self._sgd_step(epoch_order[i])
@@ -827,6 +867,22 @@ cdef class SGDPath(_PathBase):
     def weights(self):
         """Node-space weights, shape (n_nodes,)."""
         return np.asarray(self.W).copy()
+
+    def _export(self):
+        """Everything needed to continue this path on an extended forest
+        (the loss, step size, penalty and targets are constructor arguments)."""
+        return dict(act=self.active_table(), cursor=self.cursor,
+                    W=np.asarray(self.W).copy(), intercept=float(self.intercept))
+
+    def _import(self, state):
+        """Load :meth:`_export` output whose node-space arrays are remapped."""
+        W = np.asarray(state["W"], dtype=np.float64)
+        intercept = float(state["intercept"])
+        if W.shape != (self.n_nodes,) or not np.isfinite(intercept):
+            raise ValueError("inconsistent path state")
+        self._set_base(state["act"], state["cursor"])
+        np.asarray(self.W)[:] = W
+        self.intercept = intercept
 
     def train_decision(self):
         """φ(x)ᵀw + b for the training points at the current lifetime."""
