@@ -12,9 +12,16 @@ training points (their targets are never used by the learners), so their
 features along the path are exact indicators, read off the trees like the
 training points'; explicit ``X_val`` is treated the same way.  After
 selection the weights are refitted on all labelled points at (λ̂, α̂).
+
+With ``warm_start=True`` a later ``fit`` to a larger ``max_lifetime`` on
+the same data continues the path: the forest is extended
+(``MondrianFeatures.extend``, memorylessness, DESIGN.md §2), the learners
+run over the new split events only and the selection is redone over the
+whole path.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -51,37 +58,155 @@ def _check_fraction(value) -> float:
     return value
 
 
-def _split_data(est, X, y, X_val, y_val, need_validation: bool, fraction: float,
-                rng: np.random.Generator, classification: bool = False):
-    """Stack training and validation points; returns (X_all, y_all, train_mask)."""
+def _stack_data(X, y, X_val, y_val, classification: bool = False):
+    """Validate ``X_val``/``y_val`` and stack them under the validated X, y.
+
+    Returns (X_all, y_all, n_given): the first ``n_given`` rows are X.
+    """
     if (X_val is None) != (y_val is None):
         raise ValueError("pass both X_val and y_val, or neither")
-    if X_val is not None:
-        X_val = check_array(X_val, dtype=np.float64, order="C", ensure_all_finite=True,
-                            input_name="X_val")
-        if X_val.shape[1] != X.shape[1]:
-            raise ValueError(f"X_val has {X_val.shape[1]} features, but X has {X.shape[1]}")
-        y_val = column_or_1d(np.asarray(y_val), warn=True)
-        if not classification:
-            y_val = y_val.astype(np.float64)
-            if not np.all(np.isfinite(y_val)):
-                raise ValueError("y_val must be finite")
-        if y_val.shape[0] != X_val.shape[0]:
-            raise ValueError(f"X_val has {X_val.shape[0]} rows but y_val has {y_val.shape[0]}")
-        mask = np.concatenate([np.ones(X.shape[0], bool), np.zeros(X_val.shape[0], bool)])
-        return np.vstack([X, X_val]), np.concatenate([y, y_val]), mask
-    mask = np.ones(X.shape[0], dtype=bool)
+    if X_val is None:
+        return X, y, X.shape[0]
+    X_val = check_array(X_val, dtype=np.float64, order="C", ensure_all_finite=True,
+                        input_name="X_val")
+    if X_val.shape[1] != X.shape[1]:
+        raise ValueError(f"X_val has {X_val.shape[1]} features, but X has {X.shape[1]}")
+    y_val = column_or_1d(np.asarray(y_val), warn=True)
+    if not classification:
+        y_val = y_val.astype(np.float64)
+        if not np.all(np.isfinite(y_val)):
+            raise ValueError("y_val must be finite")
+    if y_val.shape[0] != X_val.shape[0]:
+        raise ValueError(f"X_val has {X_val.shape[0]} rows but y_val has {y_val.shape[0]}")
+    return np.vstack([X, X_val]), np.concatenate([y, y_val]), X.shape[0]
+
+
+def _holdout_mask(est, n_all: int, n_given: int, need_validation: bool, fraction: float,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Training mask over the stacked points: explicit validation rows (after
+    ``n_given``) are held out; without them, and if ``need_validation``, a
+    random ``fraction`` of X is."""
+    mask = np.ones(n_all, dtype=bool)
+    if n_given < n_all:
+        mask[n_given:] = False
+        return mask
     if need_validation:
-        n = X.shape[0]
-        if n < 2:
+        if n_all < 2:
             raise ValueError(f"{type(est).__name__} needs at least 2 samples to hold out "
-                             f"validation data, got n_samples = {n} (1 sample)")
-        n_val = min(n - 1, max(1, int(round(fraction * n))))
-        mask[rng.permutation(n)[:n_val]] = False
-    return X, y, mask
+                             f"validation data, got n_samples = {n_all} (1 sample)")
+        n_val = min(n_all - 1, max(1, int(round(fraction * n_all))))
+        mask[rng.permutation(n_all)[:n_val]] = False
+    return mask
 
 
-class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
+# --------------------------------------------------------------------------
+# warm_start: continuing the path to a larger max_lifetime
+# --------------------------------------------------------------------------
+#: Parameters that may differ between two fits continued by ``warm_start``
+#: (``n_jobs`` only changes the threads).
+_WARM_FREE = frozenset({"max_lifetime", "warm_start", "n_jobs"})
+
+
+def _check_bool(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _digest(a: np.ndarray) -> tuple:
+    """(shape, dtype, SHA-256 of the content) of an array."""
+    a = np.ascontiguousarray(a)
+    payload = repr(a.tolist()).encode() if a.dtype.kind == "O" else a.tobytes()
+    return a.shape, a.dtype.str, hashlib.sha256(payload).hexdigest()
+
+
+def _data_key(X_all: np.ndarray, y_all: np.ndarray, n_given: int) -> tuple:
+    """Fingerprint of the data of a fit: X, y, X_val and y_val by content."""
+    return _digest(X_all), _digest(y_all), int(n_given)
+
+
+def _param_snapshot(est) -> dict:
+    """The parameters that must not change for a warm continuation
+    (sequences copied, so later in-place edits are seen as changes)."""
+    out = {}
+    for name, value in est.get_params(deep=False).items():
+        if name in _WARM_FREE:
+            continue
+        if isinstance(value, (list, tuple, np.ndarray)):
+            value = np.array(value, copy=True)
+        out[name] = value
+    return out
+
+
+def _same_param(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+        except (TypeError, ValueError):
+            return False
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _continued_grid(events, n_old: int, n_lifetimes: int) -> np.ndarray:
+    """Up to ``n_lifetimes`` lifetimes spread evenly over the events after
+    the first ``n_old`` (the new events of an extended forest), always
+    including the last one; empty if there is none."""
+    n_ev = events.times.shape[0]
+    if n_ev <= n_old:
+        return np.empty(0)
+    if n_ev - n_old <= n_lifetimes:
+        return events.times[n_old:].copy()
+    ranks = np.unique(np.round(np.linspace(n_old, n_ev - 1, n_lifetimes)).astype(np.int64))
+    return events.times[ranks]
+
+
+def _append_rows(old: dict | None, new: dict) -> dict:
+    """The path's per-grid-lifetime rows, with a new segment appended."""
+    if old is None:
+        return dict(new, segments=np.zeros(1, dtype=np.int64))
+    if new["lifetimes"].shape[0] == 0:
+        return old
+    out = {k: np.concatenate([old[k], new[k]]) for k in new}
+    out["segments"] = np.append(old["segments"], old["lifetimes"].shape[0])
+    return out
+
+
+class _PathWarmStart:
+    """``warm_start`` bookkeeping shared by the path estimators.
+
+    With ``warm_start=True`` a fit stores, in ``_warm``, the learners, the
+    grid rows of ``path_``, the training mask and fingerprints of the data
+    and of the parameters; the next fit continues from there if only
+    ``max_lifetime`` grew (or stayed).  The learners hold C-level state that
+    is not pickled: an unpickled estimator fits from scratch.
+    """
+
+    def _continuable(self, lam_max: float, key: tuple) -> bool:
+        warm = getattr(self, "_warm", None)
+        if warm is None or not self.warm_start:
+            return False
+        features = getattr(self, "features_", None)
+        if features is not warm["features"] or features.lifetime_ != warm["lifetime"]:
+            return False    # the forest was replaced or extended by hand
+        if lam_max < warm["lifetime"] or key != warm["key"]:
+            return False
+        params = _param_snapshot(self)
+        return (params.keys() == warm["params"].keys()
+                and all(_same_param(params[k], warm["params"][k]) for k in params))
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        if state.get("_warm") is not None:
+            state["_warm"] = None
+        return state
+
+
+class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     """Mondrian kernel ridge regression with the kernel width and the
     regularisation learned along the path (paper Sec. 4).
 
@@ -132,6 +257,26 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         Trees and the validation split.
     n_jobs : int or None, default=None
         Threads (None: 1; -1: all cores).
+    warm_start : bool, default=False
+        Keep the path's learners after ``fit`` so that a later ``fit`` to a
+        larger ``max_lifetime`` continues the path instead of starting
+        over: the forest is extended in place (``features_.extend``; by
+        memorylessness the cells at every λ up to the previous Λ are
+        unchanged), the learners continue from the previous Λ over the new
+        split events only, up to ``n_lifetimes`` grid lifetimes spread over
+        those new events are appended to ``path_`` (the old rows are kept),
+        and (λ, α) is re-selected over the whole path [0, Λ_new].  An equal
+        ``max_lifetime`` re-selects without running the path.  The fit
+        starts from scratch, as with ``warm_start=False``, if X, y, X_val
+        or y_val differ in shape or content from the previous fit, if any
+        parameter other than ``max_lifetime`` and ``n_jobs`` changed, if
+        ``max_lifetime`` is smaller, or if ``solver='auto'`` picks another
+        solver for the extended forest (then the extended forest is kept
+        and the path re-run on it).  Cost: the learners stay in memory
+        (exact solver: n_alphas·(C+1)²·8 bytes); they are not pickled.
+        The extended forest is distributed as one grown to Λ_new directly,
+        but it is not the forest that ``random_state`` grows directly to
+        Λ_new.
 
     Attributes
     ----------
@@ -145,9 +290,12 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         ``lifetimes`` (grid), ``alphas``, ``n_features`` (columns at each
         grid lifetime), ``train_mse`` and ``validation_mse`` (grid x alphas;
         NaN without validation data), ``log_marginal_likelihood`` (grid x
-        alphas; NaN for the CG solver), ``solver``, ``tol`` and, for the
-        exact solver, ``event_lifetimes`` and ``event_log_marginal_likelihood``
-        at every event.
+        alphas; NaN for the CG solver), ``solver``, ``tol``,
+        ``validation_rows``, ``segments`` (first grid row of each fit that
+        contributed to the path: ``[0]``, then one more per warm
+        continuation that added grid lifetimes) and, for the exact solver,
+        ``event_lifetimes`` and ``event_log_marginal_likelihood`` at every
+        event.
     posterior_ : LifetimePosterior or None
         Posterior over λ at ``alpha_`` (exact solver), else None.
     coef_ : ndarray of shape (n_columns at ``lifetime_``,)
@@ -155,7 +303,8 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
     solver_ : str
         'cholesky' or 'cg'.
     path_time_ : float
-        Seconds spent growing the forest and sweeping the path.
+        Seconds spent growing (or extending) the forest and sweeping the
+        path in the last ``fit``.
     n_features_in_ : int
     """
 
@@ -163,7 +312,8 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
                  alphas=(1e-3, 1e-2, 1e-1, 1.0), selection: str = "validation",
                  validation_fraction: float = 0.2, solver: str = "auto",
                  n_lifetimes: int = 200, tol: float = 1e-4, prior: str = "uniform",
-                 prior_variance=1.0, random_state=None, n_jobs: int | None = None):
+                 prior_variance=1.0, random_state=None, n_jobs: int | None = None,
+                 warm_start: bool = False):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.alphas = alphas
@@ -176,6 +326,7 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         self.prior_variance = prior_variance
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.warm_start = warm_start
 
     def _check_params(self):
         check_int(self.n_trees, "n_trees")
@@ -197,10 +348,15 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
                                  f"got {self.prior_variance!r}")
             check_positive_float(self.prior_variance, "prior_variance")
         fraction = _check_fraction(self.validation_fraction)
+        _check_bool(self.warm_start, "warm_start")
         return lam, alphas, fraction
 
     def fit(self, X, y, X_val=None, y_val=None, progress=None) -> "MondrianKernelRidgeCV":
         """Grow the forest, sweep the path and select (λ, α).
+
+        With ``warm_start=True`` and the previous fit's data and parameters
+        except a larger (or equal) ``max_lifetime``, the forest and the path
+        are continued instead (see ``warm_start``).
 
         Parameters
         ----------
@@ -211,7 +367,8 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             ``selection='validation'``, a ``validation_fraction`` of X is
             held out.
         progress : callable, optional
-            Called as ``progress(done, total)`` after each grid lifetime.
+            Called as ``progress(done, total)`` after each grid lifetime of
+            this fit.
 
         Returns
         -------
@@ -220,52 +377,50 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         lam_max, alphas, fraction = self._check_params()
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
-        rng = check_random_generator(self.random_state)
-        split_rng, tree_rng = rng.spawn(2)
-        X_all, y_all, mask = _split_data(self, X, y, X_val, y_val,
-                                         self.selection == "validation", fraction, split_rng)
-        val_rows = np.flatnonzero(~mask)
+        X_all, y_all, n_given = _stack_data(X, y, X_val, y_val)
+        key = _data_key(X_all, y_all, n_given)
         t0 = time.perf_counter()
-        features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
-                                    random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        warm = self._warm if self._continuable(lam_max, key) else None
+        if warm is not None:
+            mask, features = warm["mask"], self.features_
+            if lam_max > features.lifetime_:
+                features.extend(lam_max)
+        else:
+            self._warm = None   # release the previous learners before regrowing
+            rng = check_random_generator(self.random_state)
+            split_rng, tree_rng = rng.spawn(2)
+            mask = _holdout_mask(self, X_all.shape[0], n_given,
+                                 self.selection == "validation", fraction, split_rng)
+            features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
+                                        random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        val_rows = np.flatnonzero(~mask)
         events = split_events(features)
         solver = self._resolve_solver(events.n_columns, alphas.shape[0])
         mean = float(y_all[mask].mean())
         yc = y_all - mean
-        grid = lifetime_grid(events, self.n_lifetimes)
-        n_grid, n_alpha = grid.shape[0], alphas.shape[0]
-        train_mse = np.empty((n_grid, n_alpha))
-        val_mse = np.full((n_grid, n_alpha), np.nan)
-        log_ml = np.full((n_grid, n_alpha), np.nan)
-        n_cols = np.empty(n_grid, dtype=np.int64)
-        n_train = int(mask.sum())
-        if solver == "cholesky":
-            learner = ExactRidgePath(events, yc, alphas, train_mask=mask, n_jobs=self.n_jobs)
+        if warm is not None and warm["solver"] == solver:
+            learner = warm["learner"]
+            n_old = learner.events.times.shape[0]
+            if events.lifetime > learner.events.lifetime:
+                learner.extend(events)
+            grid = _continued_grid(events, n_old, self.n_lifetimes)
+            rows, best = warm["rows"], warm["best"]
         else:
-            learner = CGRidgePath(events, yc, alphas, train_mask=mask, tol=self.tol,
-                                  n_jobs=self.n_jobs)
-        best_err, best_w = np.inf, None
-        for g, lam in enumerate(grid):
             if solver == "cholesky":
-                learner.run(lam)
-                train_mse[g] = learner.train_sse()[-1] / n_train
-                log_ml[g] = learner.log_marginal_likelihood(self.prior_variance)[-1]
-                n_cols[g] = learner.n_columns[-1]
+                learner = ExactRidgePath(events, yc, alphas, train_mask=mask,
+                                         n_jobs=self.n_jobs)
             else:
-                _, sse = learner.solve_at(lam)
-                train_mse[g] = sse / n_train
-                n_cols[g] = events.n_trees + int(np.searchsorted(events.times, lam, "right"))
-            if val_rows.size:
-                pred = learner.predict_points(val_rows)
-                val_mse[g] = np.mean((pred - yc[val_rows][None, :]) ** 2, axis=1)
-                if solver == "cg" and val_mse[g].min() < best_err:
-                    best_err = val_mse[g].min()
-                    best_w = learner.node_weights()[int(np.argmin(val_mse[g]))]
-            if progress is not None:
-                progress(g + 1, n_grid)
-        path = dict(lifetimes=grid, alphas=alphas, n_features=n_cols, train_mse=train_mse,
-                    validation_mse=val_mse, log_marginal_likelihood=log_ml, solver=solver,
-                    tol=self.tol if solver == "cg" else 0.0, validation_rows=val_rows)
+                learner = CGRidgePath(events, yc, alphas, train_mask=mask, tol=self.tol,
+                                      n_jobs=self.n_jobs)
+            grid = lifetime_grid(events, self.n_lifetimes)
+            rows, best = None, (np.inf, None, None)
+        new_rows, best = self._sweep(learner, events, solver, grid, yc, mask, best, progress)
+        rows = _append_rows(rows, new_rows)
+        # Copies: the rows kept for a warm continuation stay as computed.
+        path = {k: v.copy() for k, v in rows.items()}
+        path.update(alphas=alphas, solver=solver, tol=self.tol if solver == "cg" else 0.0,
+                    validation_rows=val_rows)
+        grid, val_mse = rows["lifetimes"], rows["validation_mse"]
         posterior = None
         if solver == "cholesky":
             learner.run(lam_max)
@@ -291,11 +446,15 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         else:
             self._bma = None
         self.path_time_ = time.perf_counter() - t0
+        if self.warm_start:
+            self._warm = dict(features=features, lifetime=features.lifetime_, key=key,
+                              params=_param_snapshot(self), mask=mask, solver=solver,
+                              learner=learner, rows=rows, best=best)
+        del learner
         # Refit on every labelled point at the selected pair: exactly after the
         # exact path; by CG to the path's tolerance, warm-started from the
         # selected path weights, after the CG path.
         self.intercept_ = float(y_all.mean())
-        del learner
         if solver == "cholesky":
             Phi = features.training_features(lifetime)
             coef = ridge_solve(Phi, y_all - self.intercept_, alpha, solver="cholesky").coef
@@ -304,8 +463,11 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
             refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=self.tol,
                                 local_sweeps=0, n_jobs=self.n_jobs)
             refit.advance(lifetime)
+            _, best_lifetime, best_w = best
             if best_w is not None:
-                refit.set_weights(best_w[None, :])
+                W = np.zeros((1, events.n_nodes))
+                W[0, events.columns_at(best_lifetime)] = best_w
+                refit.set_weights(W)
             refit.solve_at(lifetime)
             coef = refit.node_weights()[0][events.columns_at(lifetime)]
         self.coef_ = coef
@@ -316,6 +478,45 @@ class MondrianKernelRidgeCV(RegressorMixin, BaseEstimator):
         self.posterior_ = posterior
         self.solver_ = solver
         return self
+
+    def _sweep(self, learner, events, solver: str, grid: np.ndarray, yc: np.ndarray,
+               mask: np.ndarray, best: tuple, progress) -> tuple[dict, tuple]:
+        """Advance ``learner`` through ``grid`` and record the path's rows.
+
+        ``best`` is (validation MSE, lifetime, weights on the columns at that
+        lifetime) of the best CG state so far, updated here.
+        """
+        alphas = learner.alphas
+        n_grid, n_alpha = grid.shape[0], alphas.shape[0]
+        val_rows = np.flatnonzero(~mask)
+        n_train = int(mask.sum())
+        train_mse = np.empty((n_grid, n_alpha))
+        val_mse = np.full((n_grid, n_alpha), np.nan)
+        log_ml = np.full((n_grid, n_alpha), np.nan)
+        n_cols = np.empty(n_grid, dtype=np.int64)
+        for g, lam in enumerate(grid):
+            if solver == "cholesky":
+                learner.run(lam)
+                train_mse[g] = learner.train_sse()[-1] / n_train
+                log_ml[g] = learner.log_marginal_likelihood(self.prior_variance)[-1]
+                n_cols[g] = learner.n_columns[-1]
+            else:
+                _, sse = learner.solve_at(lam)
+                train_mse[g] = sse / n_train
+                n_cols[g] = events.n_trees + int(np.searchsorted(events.times, lam, "right"))
+            if val_rows.size:
+                pred = learner.predict_points(val_rows)
+                val_mse[g] = np.mean((pred - yc[val_rows][None, :]) ** 2, axis=1)
+                if solver == "cg" and val_mse[g].min() < best[0]:
+                    a = int(np.argmin(val_mse[g]))
+                    best = (float(val_mse[g, a]), float(lam),
+                            learner.node_weights()[a][events.columns_at(lam)])
+            if progress is not None:
+                progress(g + 1, n_grid)
+        rows = dict(lifetimes=np.asarray(grid, dtype=np.float64), n_features=n_cols,
+                    train_mse=train_mse, validation_mse=val_mse,
+                    log_marginal_likelihood=log_ml)
+        return rows, best
 
     def _resolve_solver(self, n_columns: int, n_alphas: int) -> str:
         if self.solver == "cholesky" or self.selection == "evidence":
@@ -408,7 +609,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return out
 
 
-class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
+class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator):
     """Mondrian kernel classifier with the kernel width learned along the
     SGD path (paper Sec. 4.2.2).
 
@@ -437,7 +638,22 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
     n_lifetimes : int, default=50
         Grid size (lifetimes spread over the events).
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
+        Trees, the validation split and the orders of the SGD passes.
     n_jobs : int or None, default=None
+    warm_start : bool, default=False
+        Keep the SGD paths after ``fit`` so that a later ``fit`` to a larger
+        ``max_lifetime`` continues them: the forest is extended in place
+        (``features_.extend``, memorylessness), the weights, intercepts and
+        random generator carry over to the new split events (so the path
+        equals one run straight through on the extended forest), up to
+        ``n_lifetimes`` grid lifetimes spread over the new events are
+        appended to ``path_``, and λ is re-selected over the whole path.
+        An equal ``max_lifetime`` re-selects only.  The fit starts from
+        scratch, as with ``warm_start=False``, if X, y, X_val or y_val
+        differ in shape or content from the previous fit, if any parameter
+        other than ``max_lifetime`` and ``n_jobs`` changed, or if
+        ``max_lifetime`` is smaller.  The paths (an (N, M) table each) stay
+        in memory; they are not pickled.
 
     Attributes
     ----------
@@ -447,7 +663,8 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
         Selected λ̂.
     path_ : dict
         ``lifetimes``, ``n_features``, ``train_accuracy``,
-        ``validation_accuracy`` (one per grid lifetime).
+        ``validation_accuracy`` (one per grid lifetime) and ``segments``
+        (first grid row of each fit that added grid lifetimes).
     coef_ : ndarray of shape (n_paths, n_columns at ``lifetime_``)
         n_paths = 1 for two classes, else the number of classes.
     intercept_ : ndarray of shape (n_paths,)
@@ -457,7 +674,7 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
     def __init__(self, n_trees: int = 100, max_lifetime: float = 1.0, *, loss: str = "hinge",
                  alpha: float = 1e-4, learning_rate: float = 0.2, n_epochs: int = 2,
                  validation_fraction: float = 0.2, n_lifetimes: int = 50, random_state=None,
-                 n_jobs: int | None = None):
+                 n_jobs: int | None = None, warm_start: bool = False):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.loss = loss
@@ -468,9 +685,14 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
         self.n_lifetimes = n_lifetimes
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.warm_start = warm_start
 
     def fit(self, X, y, X_val=None, y_val=None) -> "MondrianKernelClassifierCV":
         """Grow the forest, run the SGD path and select λ.
+
+        With ``warm_start=True`` and the previous fit's data and parameters
+        except a larger (or equal) ``max_lifetime``, the forest and the
+        paths are continued instead (see ``warm_start``).
 
         Parameters
         ----------
@@ -495,6 +717,7 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
         n_epochs = check_int(self.n_epochs, "n_epochs", minimum=0)
         check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
         fraction = _check_fraction(self.validation_fraction)
+        _check_bool(self.warm_start, "warm_start")
         X, y = check_array_input(self, X, reset=True, y=y)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
@@ -502,30 +725,47 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
         if classes.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes; "
                              f"got 1 class ({classes[0]!r})")
-        rng = check_random_generator(self.random_state)
-        split_rng, tree_rng, sgd_rng = rng.spawn(3)
-        X_all, y_all, mask = _split_data(self, X, y, X_val, y_val, True, fraction, split_rng,
-                                         classification=True)
-        if X_val is not None and not np.all(np.isin(y_all[~mask], classes)):
+        X_all, y_all, n_given = _stack_data(X, y, X_val, y_val, classification=True)
+        if X_val is not None and not np.all(np.isin(y_all[n_given:], classes)):
             raise ValueError("y_val holds labels not seen in y")
+        key = _data_key(X_all, y_all, n_given)
+        warm = self._warm if self._continuable(lam_max, key) else None
+        if warm is not None:
+            mask, features = warm["mask"], self.features_
+            if lam_max > features.lifetime_:
+                features.extend(lam_max)
+        else:
+            self._warm = None   # release the previous paths before regrowing
+            rng = check_random_generator(self.random_state)
+            split_rng, tree_rng, sgd_rng = rng.spawn(3)
+            mask = _holdout_mask(self, X_all.shape[0], n_given, True, fraction, split_rng)
+            features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
+                                        random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
         codes = np.searchsorted(classes, y_all)
         val_rows = np.flatnonzero(~mask)
         train_rows = np.flatnonzero(mask)
-        features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
-                                    random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
         events = split_events(features)
         n_paths = 1 if classes.shape[0] == 2 else classes.shape[0]
-        targets = ([np.where(codes == 1, 1.0, -1.0)] if n_paths == 1 else
-                   [np.where(codes == k, 1.0, -1.0) for k in range(n_paths)])
-        paths = [SGDPath(events, t, train_mask=mask, loss=self.loss,
-                         learning_rate=self.learning_rate, alpha=self.alpha,
-                         fit_intercept=True, random_state=sgd_rng) for t in targets]
-        for p in paths:
-            p.epochs(n_epochs)
-        grid = lifetime_grid(events, self.n_lifetimes)
+        if warm is not None:
+            paths = warm["paths"]
+            n_old = paths[0].events.times.shape[0]
+            if events.lifetime > paths[0].events.lifetime:
+                for p in paths:
+                    p.extend(events)
+            grid = _continued_grid(events, n_old, self.n_lifetimes)
+            rows, best = warm["rows"], warm["best"]
+        else:
+            targets = ([np.where(codes == 1, 1.0, -1.0)] if n_paths == 1 else
+                       [np.where(codes == k, 1.0, -1.0) for k in range(n_paths)])
+            paths = [SGDPath(events, t, train_mask=mask, loss=self.loss,
+                             learning_rate=self.learning_rate, alpha=self.alpha,
+                             fit_intercept=True, random_state=sgd_rng) for t in targets]
+            for p in paths:
+                p.epochs(n_epochs)
+            grid = lifetime_grid(events, self.n_lifetimes)
+            rows, best = None, (-1.0, None, None, None)
         train_acc = np.empty(grid.shape[0])
         val_acc = np.empty(grid.shape[0])
-        best = (-1.0, None, None, None)
         for g, lam in enumerate(grid):
             for p in paths:
                 p.advance(lam)
@@ -535,18 +775,24 @@ class MondrianKernelClassifierCV(ClassifierMixin, BaseEstimator):
             train_acc[g] = np.mean(pred[train_rows] == codes[train_rows])
             val_acc[g] = np.mean(pred[val_rows] == codes[val_rows])
             if val_acc[g] > best[0]:
-                best = (val_acc[g], float(lam), np.stack([p.node_weights() for p in paths]),
+                cols = events.columns_at(lam)
+                best = (val_acc[g], float(lam), np.stack([p.node_weights()[cols] for p in paths]),
                         np.array([p.intercept for p in paths]))
-        _, lifetime, W, b = best
-        cols = events.columns_at(lifetime)
+        rows = _append_rows(rows, dict(lifetimes=np.asarray(grid, dtype=np.float64),
+                                       train_accuracy=train_acc, validation_accuracy=val_acc))
+        if self.warm_start:
+            self._warm = dict(features=features, lifetime=features.lifetime_, key=key,
+                              params=_param_snapshot(self), mask=mask, paths=paths,
+                              rows=rows, best=best)
+        _, lifetime, coef, b = best
         self.classes_ = classes
         self.features_ = features
         self.lifetime_ = lifetime
-        self.coef_ = W[:, cols]
-        self.intercept_ = b
-        self.path_ = dict(lifetimes=grid,
-                          n_features=events.n_trees + np.searchsorted(events.times, grid, "right"),
-                          train_accuracy=train_acc, validation_accuracy=val_acc)
+        self.coef_ = coef.copy()     # copies: the warm state keeps its own
+        self.intercept_ = b.copy()
+        grid = rows["lifetimes"]
+        self.path_ = {k: v.copy() for k, v in rows.items()}
+        self.path_["n_features"] = events.n_trees + np.searchsorted(events.times, grid, "right")
         return self
 
     def decision_function(self, X) -> np.ndarray:
