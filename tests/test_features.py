@@ -309,3 +309,25 @@ def test_kernel_defaults_and_shape(rng):
     assert np.allclose(np.diag(K), 1.0)
     assert np.allclose(K, K.T)
     assert mf.kernel(X, rng.random((3, 2))).shape == (12, 3)
+
+
+def test_transform_fast_and_full_validation_agree(rng):
+    # A C-contiguous finite float64 ndarray skips scikit-learn's generic
+    # checks; every other form goes through them.  Both give the same Φ,
+    # and the shortcut never lets a non-finite value or a wrong width pass.
+    X = rng.random((60, 3))
+    mf = MondrianFeatures(n_trees=8, lifetime=3.0, random_state=0).fit(X)
+    X_new = rng.random((15, 3)) * 2 - 0.5
+    ref = mf.transform(X_new).toarray()
+    for other in (np.hstack([X_new, X_new])[:, :3], X_new.tolist(), np.asfortranarray(X_new)):
+        np.testing.assert_array_equal(mf.transform(other).toarray(), ref)
+    for bad in (np.nan, np.inf, -np.inf):
+        X_bad = X_new.copy()
+        X_bad[4, 1] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            mf.transform(X_bad)
+    with pytest.raises(ValueError, match="features"):
+        mf.transform(np.ascontiguousarray(X_new[:, :2]))
+    # Finite entries whose sum overflows take the full path and are accepted.
+    huge = np.full((2, 3), 1e308)
+    assert mf.transform(huge).shape == (2, mf.n_cells_)

@@ -62,20 +62,35 @@ int mt_forest_features(mt_tree *const *trees, size_t n_trees,
             return MT_ERR_ARG;
         }
     }
-    (void)n_threads;
-    /* Blocks of rows, trees inside: a tree's nodes and boxes are loaded into
-     * cache once per block, so blocks are as large as the threads allow,
-     * within 2048 rows (whose data stay in the L2 cache). */
+    /* Tiles of (rows, trees), trees inside: a tree's nodes and boxes are
+     * loaded into cache once per tile, so row blocks are as large as
+     * possible within 2048 rows (whose data stay in the L2 cache), in a
+     * multiple of the thread count so that the threads get equal shares.
+     * Up to 2048 rows the trees are split into contiguous ranges instead,
+     * one per thread, and the block is all the rows: each thread writes a
+     * contiguous part of every row. */
     int nt = n_threads > 0 ? n_threads : 1;
-    ptrdiff_t block = (count + nt - 1) / nt;
-    block = block < 64 ? 64 : (block > 2048 ? 2048 : block);
-    ptrdiff_t n_blocks = (count + block - 1) / block;
+    ptrdiff_t n_blocks = (count + 2047) / 2048, n_chunks = 1;
+    if (n_blocks <= 1) {
+        n_blocks = 1;
+        n_chunks = nt < (ptrdiff_t)n_trees ? nt : (ptrdiff_t)n_trees;
+    } else {
+        n_blocks = (n_blocks + nt - 1) / nt * nt;
+    }
+    ptrdiff_t block = (count + n_blocks - 1) / n_blocks;
+    ptrdiff_t n_tiles = n_blocks * n_chunks;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(n_threads > 0 ? n_threads : 1)
+#pragma omp parallel for schedule(static) num_threads(nt)
 #endif
-    for (ptrdiff_t b = 0; b < n_blocks; ++b) {
+    for (ptrdiff_t tile = 0; tile < n_tiles; ++tile) {
+        ptrdiff_t b = tile / n_chunks, c = tile % n_chunks;
         ptrdiff_t lo = b * block, hi = lo + block < count ? lo + block : count;
-        for (size_t m = 0; m < n_trees; ++m) {
+        if (lo >= hi) {
+            continue;
+        }
+        size_t m_lo = (size_t)c * n_trees / (size_t)n_chunks;
+        size_t m_hi = (size_t)(c + 1) * n_trees / (size_t)n_chunks;
+        for (size_t m = m_lo; m < m_hi; ++m) {
             const mt_tree *t = trees[m];
             const mt_index *cols = col_of_node + node_offset[m];
             const mt_index off = col_offset[m];

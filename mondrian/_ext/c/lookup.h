@@ -17,6 +17,8 @@
 #ifndef MT_LOOKUP_H
 #define MT_LOOKUP_H
 
+#include <math.h>
+
 #include "tree.h"
 
 /*
@@ -41,37 +43,57 @@ static inline double mt_box_gap(const double *restrict x,
 }
 
 /*
- * Active node of x at lambda; *exponent receives
+ * Largest signed distance of x outside the box [lo, hi] over the
+ * dimensions: <= 0 exactly when x is inside.  A chain of max operations
+ * (one cycle each) instead of mt_box_gap's chain of additions (three or
+ * four): the cheap test for the common case of a point inside its box.
+ */
+static inline double mt_box_excess(const double *restrict x,
+                                   const double *restrict lo,
+                                   const double *restrict hi, size_t d)
+{
+    /* two chains of max, so that consecutive dimensions overlap */
+    double m0 = -INFINITY, m1 = -INFINITY;
+    size_t k = 0;
+    for (; k + 1 < d; k += 2) {
+        double a0 = lo[k] - x[k], b0 = x[k] - hi[k];
+        double a1 = lo[k + 1] - x[k + 1], b1 = x[k + 1] - hi[k + 1];
+        double c0 = a0 > b0 ? a0 : b0, c1 = a1 > b1 ? a1 : b1;
+        m0 = c0 > m0 ? c0 : m0;
+        m1 = c1 > m1 ? c1 : m1;
+    }
+    if (k < d) {
+        double a0 = lo[k] - x[k], b0 = x[k] - hi[k];
+        double c0 = a0 > b0 ? a0 : b0;
+        m0 = c0 > m0 ? c0 : m0;
+    }
+    return m0 > m1 ? m0 : m1;
+}
+
+/*
+ * Separation exponent of x at lambda given its active node `active`:
  * sum_j e_j(x) (min(tau_j, lambda) - tau_parent(j))^+ (>= 0).
  *
  * Children's data boxes lie inside their parent's, so the gap e_j(x) can only
  * grow along the path: if x is inside the active node's box, every gap on
- * the path is 0.  The walk therefore follows the cuts first, checks the box
- * of the active node, and only for a point outside it walks again to sum the
- * gaps (most points of the data's distribution need one box test per tree).
+ * the path is 0.  One box test therefore settles most points of the data's
+ * distribution; only a point outside it is walked again to sum the gaps.
  */
-static inline mt_index mt_tree_lookup(const mt_tree *tree,
+static inline double mt_tree_exponent(const mt_tree *tree,
                                       const double *restrict x, double lambda,
-                                      double *exponent)
+                                      mt_index active)
 {
     const size_t d = tree->n_features;
-    const double *tau = tree->tau;
-    mt_index j = 0;
-    while (tau[j] <= lambda) {
-        j = x[tree->feature[j]] <= tree->threshold[j] ? tree->left[j]
-                                                       : tree->right[j];
+    const double *lo = tree->lower + (size_t)active * d;
+    const double *hi = tree->upper + (size_t)active * d;
+    if (!(mt_box_excess(x, lo, hi, d) > 0.0)) {
+        return 0.0;
     }
-    const mt_index active = j;
-    double gap = mt_box_gap(x, tree->lower + (size_t)j * d,
-                            tree->upper + (size_t)j * d, d);
-    if (gap == 0.0) {
-        *exponent = 0.0;
-        return active;
-    }
+    double gap = mt_box_gap(x, lo, hi, d);
     double t_prev = 0.0, acc = 0.0;
-    j = 0;
+    mt_index j = 0;
     for (;;) {
-        double tj = tau[j];
+        double tj = tree->tau[j];
         double t_end = tj < lambda ? tj : lambda;
         if (j == active) {
             acc += gap * (t_end - t_prev);
@@ -84,8 +106,26 @@ static inline mt_index mt_tree_lookup(const mt_tree *tree,
                                                        : tree->right[j];
         t_prev = tj;
     }
-    *exponent = acc;
-    return active;
+    return acc;
+}
+
+/*
+ * Active node of x at lambda; *exponent receives the separation exponent
+ * (mt_tree_exponent).  The walk follows the cuts from the root while the
+ * node has split by lambda.
+ */
+static inline mt_index mt_tree_lookup(const mt_tree *tree,
+                                      const double *restrict x, double lambda,
+                                      double *exponent)
+{
+    const double *tau = tree->tau;
+    mt_index j = 0;
+    while (tau[j] <= lambda) {
+        j = x[tree->feature[j]] <= tree->threshold[j] ? tree->left[j]
+                                                       : tree->right[j];
+    }
+    *exponent = mt_tree_exponent(tree, x, lambda, j);
+    return j;
 }
 
 #endif /* MT_LOOKUP_H */
