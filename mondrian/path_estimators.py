@@ -378,7 +378,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val)
-        key = _data_key(X_all, y_all, n_given)
+        key = _data_key(X_all, y_all, n_given) if self.warm_start else None
         t0 = time.perf_counter()
         warm = self._warm if self._continuable(lam_max, key) else None
         if warm is not None:
@@ -728,7 +728,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val, classification=True)
         if X_val is not None and not np.all(np.isin(y_all[n_given:], classes)):
             raise ValueError("y_val holds labels not seen in y")
-        key = _data_key(X_all, y_all, n_given)
+        key = _data_key(X_all, y_all, n_given) if self.warm_start else None
         warm = self._warm if self._continuable(lam_max, key) else None
         if warm is not None:
             mask, features = warm["mask"], self.features_

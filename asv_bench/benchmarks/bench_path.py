@@ -79,25 +79,27 @@ class CGPathCPU:
 
 
 class RidgeCVCPU:
-    """The whole estimator: forest, path over 100 lifetimes, selection, refit."""
+    """The whole estimator: forest, path over 100 lifetimes, selection, refit,
+    with the paper's single alpha and with two alphas along the one path."""
 
-    params = ([0, 1, 2],)
-    param_names = ["seed"]
+    params = ([0, 1, 2], ["0.1", "0.1,1"])
+    param_names = ["seed", "alphas"]
     timeout = 600
 
-    def setup(self, seed):
+    def setup(self, seed, alphas):
         self.X, self.y, self.X_test, self.y_test = _cpu()
 
-    def _fit(self, seed):
-        return MondrianKernelRidgeCV(n_trees=350, max_lifetime=1e-6, alphas=(0.1, 1.0),
+    def _fit(self, seed, alphas):
+        return MondrianKernelRidgeCV(n_trees=350, max_lifetime=1e-6,
+                                     alphas=[float(a) for a in alphas.split(",")],
                                      n_lifetimes=100, tol=1e-3, n_jobs=2,
                                      random_state=seed).fit(self.X, self.y)
 
-    def time_fit(self, seed):
-        self._fit(seed)
+    def time_fit(self, seed, alphas):
+        self._fit(seed, alphas)
 
-    def track_test_error(self, seed):
-        model = self._fit(seed)
+    def track_test_error(self, seed, alphas):
+        model = self._fit(seed, alphas)
         return relative_error(self.y_test, model.predict(self.X_test))
 
     track_test_error.unit = "percent"
