@@ -33,6 +33,12 @@ import numpy as np
 from ._c cimport MT_OK, MT_ERR_STATE, mt_box_gap
 from ._status cimport check_status
 
+cdef extern from "c/gather.h" nogil:
+    void mt_gather(const int32_t *idx, size_t n, const double *v, size_t stride,
+                   double *out)
+    double mt_gather_one(const int32_t *idx, size_t n, const double *v, size_t stride,
+                         size_t off)
+
 cdef extern from "c/cholupdate.h" nogil:
     int mt_chol_delete(double *L, size_t ld, size_t n, size_t c, double *work)
     int mt_chol_append(double *L, size_t ld, size_t n, const double *a, double d,
@@ -380,7 +386,7 @@ cdef class CGPath(_PathBase):
     cdef const int64_t[::1] tstart, tend
     cdef const int32_t[:, ::1] ptrain
     cdef double[:, ::1] W, r, z, p, q
-    cdef double[::1] xpack, fpack, rzv
+    cdef double[::1] xpack, fpack, cellsum, rzv
     cdef int[::1] live
     cdef double[:, ::1] resid
     cdef unsigned char[::1] active
@@ -420,6 +426,7 @@ cdef class CGPath(_PathBase):
         self.q = np.zeros(shape)
         self.xpack = np.zeros(max(1, self.n_alpha * self.n_nodes))
         self.fpack = np.zeros(max(1, self.n_alpha * self.n_points))
+        self.cellsum = np.zeros(max(1, self.n_alpha * self.n_nodes))
         self.rzv = np.zeros(self.n_alpha)
         self.live = np.zeros(self.n_alpha, dtype=np.intc)
         self.resid = np.repeat(np.asarray(y, dtype=np.float64)[None, :], self.n_alpha, axis=0)
@@ -522,75 +529,41 @@ cdef class CGPath(_PathBase):
         does not depend on the thread count, so the products -- hence the
         whole CG path -- are bitwise identical for any ``n_jobs``.  The
         alphas are interleaved (x packed as xp[node·K + l], f as
-        f[i·K + l]) so one index load serves all of them.
+        f[i·K + l]) and summed in pairs, so one index load serves two of
+        them (``c/gather.h``).
         """
         cdef Py_ssize_t T = self.n_threads, K = n_live
-        cdef Py_ssize_t k, l, r, m, M = self.n_trees
-        cdef int64_t i, j, kk, k0, k1, kk4
-        cdef Py_ssize_t m4
+        cdef Py_ssize_t k, l, r, M = self.n_trees
+        cdef int64_t i, j, k0
         cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m
-        cdef double a0, a1, a2, a3, b0, b1, b2, b3
-        cdef const int32_t *row
-        cdef const int32_t *pt
         cdef double *xp = &self.xpack[0]
         cdef double *fp = &self.fpack[0]
+        cdef double *cs = &self.cellsum[0]
         for k in range(self.n_ids):
             j = self.ids[k]
             for l in range(K):
                 xp[j * K + l] = x[self.live[l], j]
         for r in prange(self.rows.shape[0], num_threads=T, schedule="static"):
             i = self.rows[r]
-            row = &self.act[i, 0]
+            mt_gather(&self.act[i, 0], M, xp, K, &fp[i * K])
             for l in range(K):
-                # four partial sums: the adds overlap instead of waiting on
-                # one accumulator (a fixed order all the same)
-                a0 = 0.0
-                a1 = 0.0
-                a2 = 0.0
-                a3 = 0.0
-                m4 = M - M % 4
-                for m in range(0, m4, 4):
-                    a0 = a0 + xp[row[m] * K + l]
-                    a1 = a1 + xp[row[m + 1] * K + l]
-                    a2 = a2 + xp[row[m + 2] * K + l]
-                    a3 = a3 + xp[row[m + 3] * K + l]
-                for m in range(m4, M):
-                    a0 = a0 + xp[row[m] * K + l]
-                fp[i * K + l] = ((a0 + a1) + (a2 + a3)) * s2
+                fp[i * K + l] = fp[i * K + l] * s2
         for k in prange(self.n_ids, num_threads=T, schedule="dynamic", chunksize=64):
             j = self.ids[k]
-            pt = &self.ptrain[self.tree_of[j], 0]
             k0 = self.tstart[j]
-            k1 = self.tend[j]
+            mt_gather(&self.ptrain[self.tree_of[j], k0], self.tend[j] - k0, fp, K, &cs[j * K])
             for l in range(K):
-                b0 = 0.0
-                b1 = 0.0
-                b2 = 0.0
-                b3 = 0.0
-                kk4 = k1 - (k1 - k0) % 4
-                for kk in range(k0, kk4, 4):
-                    b0 = b0 + fp[pt[kk] * K + l]
-                    b1 = b1 + fp[pt[kk + 1] * K + l]
-                    b2 = b2 + fp[pt[kk + 2] * K + l]
-                    b3 = b3 + fp[pt[kk + 3] * K + l]
-                for kk in range(kk4, k1):
-                    b0 = b0 + fp[pt[kk] * K + l]
-                out[self.live[l], j] = (self.alphas[self.live[l]] * x[self.live[l], j]
-                                        + ((b0 + b1) + (b2 + b3)))
+                out[self.live[l], j] = self.alphas[self.live[l]] * x[self.live[l], j] + cs[j * K + l]
 
     cdef double _train_sse(self, Py_ssize_t a) noexcept nogil:
         """Training residuals y - Φw of alpha a into ``resid`` (threads over
         rows) and their sum of squares (summed in row order)."""
-        cdef Py_ssize_t r, m, M = self.n_trees
+        cdef Py_ssize_t r, M = self.n_trees
         cdef int64_t i
         cdef double fi, s = 0.0
-        cdef const int32_t *row
         for r in prange(self.rows.shape[0], num_threads=self.n_threads, schedule="static"):
             i = self.rows[r]
-            row = &self.act[i, 0]
-            fi = 0.0
-            for m in range(M):
-                fi = fi + self.W[a, row[m]]
+            fi = mt_gather_one(&self.act[i, 0], M, &self.W[a, 0], 1, 0)
             self.resid[a, i] = self.y[i] - fi * self.inv_sqrt_m
         for r in range(self.rows.shape[0]):
             i = self.rows[r]
