@@ -199,6 +199,32 @@ class _PathWarmStart:
         return (params.keys() == warm["params"].keys()
                 and all(_same_param(params[k], warm["params"][k]) for k in params))
 
+    def _forest_for_fit(self, lam_max: float, key, X_all: np.ndarray, n_given: int,
+                        need_validation: bool, fraction: float):
+        """The forest and training mask of this fit.
+
+        A continuable warm start extends the stored forest to ``lam_max`` and
+        reuses the stored mask; otherwise the stored learners are released
+        and ``random_state`` gives, in turn, the validation split, the trees
+        and a third stream for the learners.
+
+        Returns (warm state or None, train mask, MondrianFeatures, learner
+        generator or None when continuing).
+        """
+        warm = self._warm if self._continuable(lam_max, key) else None
+        if warm is not None:
+            features = self.features_
+            if lam_max > features.lifetime_:
+                features.extend(lam_max)
+            return warm, warm["mask"], features, None
+        self._warm = None   # release the previous learners before regrowing
+        split_rng, tree_rng, learner_rng = check_random_generator(self.random_state).spawn(3)
+        mask = _holdout_mask(self, X_all.shape[0], n_given, need_validation, fraction,
+                             split_rng)
+        features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
+                                    random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        return None, mask, features, learner_rng
+
     def __getstate__(self):
         state = dict(super().__getstate__())
         if state.get("_warm") is not None:
@@ -380,19 +406,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val)
         key = _data_key(X_all, y_all, n_given) if self.warm_start else None
         t0 = time.perf_counter()
-        warm = self._warm if self._continuable(lam_max, key) else None
-        if warm is not None:
-            mask, features = warm["mask"], self.features_
-            if lam_max > features.lifetime_:
-                features.extend(lam_max)
-        else:
-            self._warm = None   # release the previous learners before regrowing
-            rng = check_random_generator(self.random_state)
-            split_rng, tree_rng = rng.spawn(2)
-            mask = _holdout_mask(self, X_all.shape[0], n_given,
-                                 self.selection == "validation", fraction, split_rng)
-            features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
-                                        random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        warm, mask, features, _ = self._forest_for_fit(
+            lam_max, key, X_all, n_given, self.selection == "validation", fraction)
         val_rows = np.flatnonzero(~mask)
         events = split_events(features)
         solver = self._resolve_solver(events.n_columns, alphas.shape[0])
@@ -729,18 +744,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         if X_val is not None and not np.all(np.isin(y_all[n_given:], classes)):
             raise ValueError("y_val holds labels not seen in y")
         key = _data_key(X_all, y_all, n_given) if self.warm_start else None
-        warm = self._warm if self._continuable(lam_max, key) else None
-        if warm is not None:
-            mask, features = warm["mask"], self.features_
-            if lam_max > features.lifetime_:
-                features.extend(lam_max)
-        else:
-            self._warm = None   # release the previous paths before regrowing
-            rng = check_random_generator(self.random_state)
-            split_rng, tree_rng, sgd_rng = rng.spawn(3)
-            mask = _holdout_mask(self, X_all.shape[0], n_given, True, fraction, split_rng)
-            features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
-                                        random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        warm, mask, features, sgd_rng = self._forest_for_fit(
+            lam_max, key, X_all, n_given, True, fraction)
         codes = np.searchsorted(classes, y_all)
         val_rows = np.flatnonzero(~mask)
         train_rows = np.flatnonzero(mask)
