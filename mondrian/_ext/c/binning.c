@@ -12,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* Bin coordinates must fit comfortably in int64. */
 #define MT_BIN_LIMIT 4.0e18
 
@@ -94,6 +90,54 @@ static int scratch_alloc(scratch *s, size_t rows, size_t d, size_t cap)
     return MT_OK;
 }
 
+/* Work on grid g with a thread's scratch space (table capacity cap). */
+typedef int (*grid_task)(size_t g, scratch *s, size_t cap, const void *ctx);
+
+/*
+ * Run task(g) for every grid g < P on up to n_threads threads, each with its
+ * own scratch space for `rows` tuples of d coordinates; returns MT_OK or an
+ * error of some grid.  Every thread takes part in the work-shared loop (a
+ * thread whose scratch allocation failed skips its grids, and the error is
+ * returned), so the loop's implicit barrier is always reached.
+ */
+static int for_each_grid(size_t P, size_t rows, size_t d, size_t cap, int n_threads,
+                         grid_task task, const void *ctx)
+{
+    int status = MT_OK;
+    if (n_threads < 1) {
+        n_threads = 1;
+    }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads)
+#endif
+    {
+        scratch s;
+        int local = scratch_alloc(&s, rows, d, cap);
+        if (local != MT_OK) {
+#ifdef _OPENMP
+#pragma omp critical
+#endif
+            status = local;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (long long g = 0; g < (long long)P; g++) {
+            int st = local == MT_OK ? task((size_t)g, &s, cap, ctx) : local;
+            if (st != MT_OK) {
+#ifdef _OPENMP
+#pragma omp critical
+#endif
+                status = st;
+            }
+        }
+        if (local == MT_OK) {
+            scratch_free(&s);
+        }
+    }
+    return status;
+}
+
 static int fit_grid(const double *X, size_t n, size_t d, const double *inv_pitch,
                     const double *shift, scratch *s, size_t cap,
                     mt_index *rep, mt_index *n_bins, mt_index *codes)
@@ -130,48 +174,28 @@ static int fit_grid(const double *X, size_t n, size_t d, const double *inv_pitch
     return bad ? MT_ERR_ARG : MT_OK;
 }
 
+typedef struct {
+    const double *X, *inv_pitch, *shift;
+    size_t n, d;
+    mt_index *rep, *n_bins, *codes;
+} fit_args;
+
+static int fit_task(size_t g, scratch *s, size_t cap, const void *ctx)
+{
+    const fit_args *a = ctx;
+    return fit_grid(a->X, a->n, a->d, a->inv_pitch + g * a->d, a->shift + g * a->d, s, cap,
+                    a->rep + g * a->n, a->n_bins + g, a->codes + g * a->n);
+}
+
 int mt_binning_fit(const double *X, size_t n, size_t d,
                    const double *inv_pitch, const double *shift, size_t P,
                    int n_threads, mt_index *rep, mt_index *n_bins, mt_index *codes)
 {
-    int status = MT_OK;
-    size_t cap;
     if (n == 0 || d == 0 || n > SIZE_MAX / 4) {
         return MT_ERR_ARG;
     }
-    cap = table_size(n);
-    if (n_threads < 1) {
-        n_threads = 1;
-    }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads)
-#endif
-    {
-        scratch s;
-        int local = scratch_alloc(&s, n, d, cap);
-        if (local == MT_OK) {
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (long long g = 0; g < (long long)P; g++) {
-                int st = fit_grid(X, n, d, inv_pitch + (size_t)g * d, shift + (size_t)g * d,
-                                  &s, cap, rep + (size_t)g * n, n_bins + g, codes + (size_t)g * n);
-                if (st != MT_OK) {
-#ifdef _OPENMP
-#pragma omp critical
-#endif
-                    status = st;
-                }
-            }
-            scratch_free(&s);
-        } else {
-#ifdef _OPENMP
-#pragma omp critical
-#endif
-            status = local;
-        }
-    }
-    return status;
+    fit_args a = {X, inv_pitch, shift, n, d, rep, n_bins, codes};
+    return for_each_grid(P, n, d, table_size(n), n_threads, fit_task, &a);
 }
 
 static int lookup_grid(const double *X_fit, const double *X, size_t n, size_t d,
@@ -221,13 +245,29 @@ static int lookup_grid(const double *X_fit, const double *X, size_t n, size_t d,
     return MT_OK;
 }
 
+typedef struct {
+    const double *X_fit, *X, *inv_pitch, *shift;
+    size_t n, d;
+    const mt_index *rep, *bin_offsets;
+    mt_index *codes;
+} lookup_args;
+
+static int lookup_task(size_t g, scratch *s, size_t cap, const void *ctx)
+{
+    const lookup_args *a = ctx;
+    mt_index off = a->bin_offsets[g];
+    return lookup_grid(a->X_fit, a->X, a->n, a->d, a->inv_pitch + g * a->d,
+                       a->shift + g * a->d, a->rep + off,
+                       (size_t)(a->bin_offsets[g + 1] - off), off, s, cap,
+                       a->codes + g * a->n);
+}
+
 int mt_binning_lookup(const double *X_fit, size_t n_fit, const double *X, size_t n,
                       size_t d, const double *inv_pitch, const double *shift, size_t P,
                       const mt_index *rep, const mt_index *bin_offsets, int n_threads,
                       mt_index *codes)
 {
-    int status = MT_OK;
-    size_t max_bins = 1, cap;
+    size_t max_bins = 1;
     if (d == 0 || n_fit == 0) {
         return MT_ERR_ARG;
     }
@@ -245,40 +285,6 @@ int mt_binning_lookup(const double *X_fit, size_t n_fit, const double *X, size_t
             return MT_ERR_STATE;
         }
     }
-    cap = table_size(max_bins);
-    if (n_threads < 1) {
-        n_threads = 1;
-    }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads)
-#endif
-    {
-        scratch s;
-        int local = scratch_alloc(&s, max_bins, d, cap);
-        if (local == MT_OK) {
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (long long g = 0; g < (long long)P; g++) {
-                mt_index off = bin_offsets[g];
-                int st = lookup_grid(X_fit, X, n, d, inv_pitch + (size_t)g * d,
-                                     shift + (size_t)g * d, rep + off,
-                                     (size_t)(bin_offsets[g + 1] - off), off, &s, cap,
-                                     codes + (size_t)g * n);
-                if (st != MT_OK) {
-#ifdef _OPENMP
-#pragma omp critical
-#endif
-                    status = st;
-                }
-            }
-            scratch_free(&s);
-        } else {
-#ifdef _OPENMP
-#pragma omp critical
-#endif
-            status = local;
-        }
-    }
-    return status;
+    lookup_args a = {X_fit, X, inv_pitch, shift, n, d, rep, bin_offsets, codes};
+    return for_each_grid(P, max_bins, d, table_size(max_bins), n_threads, lookup_task, &a);
 }
