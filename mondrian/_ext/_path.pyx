@@ -136,17 +136,14 @@ cdef class _PathBase:
         out = np.empty((W.shape[0], rows.shape[0]))
         cdef const double[:, ::1] Wv = W
         cdef double[:, ::1] o = out
-        cdef Py_ssize_t k, m, K = W.shape[0]
+        cdef Py_ssize_t k, K = W.shape[0]
         cdef int64_t i
-        cdef double acc
         with nogil:
             for r in prange(rows.shape[0], num_threads=max(1, n_threads), schedule="static"):
                 i = rows[r]
                 for k in range(K):
-                    acc = 0.0
-                    for m in range(self.n_trees):
-                        acc = acc + Wv[k, self.act[i, m]]
-                    o[k, r] = acc * self.inv_sqrt_m
+                    o[k, r] = mt_gather_one(&self.act[i, 0], self.n_trees, &Wv[k, 0], 1,
+                                            0) * self.inv_sqrt_m
         return out
 
     cdef inline void _move_points(self, int64_t child) noexcept nogil:
