@@ -90,7 +90,7 @@ def add_path_command(subparsers) -> None:
     p.add_argument("--tol", type=_positive_float, default=1e-3,
                    help="relative residual tolerance of the CG path (default 1e-3)")
     p.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--n-jobs", type=int, default=1, help="threads (default 1)")
+    p.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
     p.add_argument("--out", default="path.png", metavar="FILE.png",
                    help="plot of validation error and L(lambda) (default path.png)")
     p.set_defaults(func=run_path)
