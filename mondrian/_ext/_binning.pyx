@@ -70,7 +70,7 @@ def binning_lookup(const double[:, ::1] X_fit, const double[:, ::1] X,
     _check_shapes(X, inv_pitch, shift)
     _check_shapes(X_fit, inv_pitch, shift)
     cdef size_t n = X.shape[0], d = X.shape[1], P = inv_pitch.shape[0]
-    if bin_offsets.shape[0] != P + 1 or bin_offsets[0] != 0 or bin_offsets[P] != rep.shape[0]:
+    if bin_offsets.shape[0] != <Py_ssize_t>P + 1 or bin_offsets[0] != 0 or bin_offsets[P] != rep.shape[0]:
         raise ValueError("binning_lookup: inconsistent bin offsets")
     codes = np.empty((P, n), dtype=np.int64)
     if n == 0:
