@@ -16,6 +16,7 @@ __all__ = [
     "check_lifetime",
     "check_positive_float",
     "check_int",
+    "check_bool",
     "check_random_generator",
     "resolve_n_jobs",
     "check_array_input",
@@ -48,6 +49,13 @@ def check_positive_float(value, name: str, *, allow_zero: bool = False) -> float
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
     return value
+
+
+def check_bool(value, name: str) -> bool:
+    """A bool (Python or numpy)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
 
 
 def check_int(value, name: str, *, minimum: int = 1) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import (check_array_input, check_int, check_positive_float,
+from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
                           check_random_generator)
 from .kernels import check_coefficients
 
@@ -173,9 +173,7 @@ class RandomMaclaurinFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         p = check_positive_float(self.p, "p")
         if p <= 1.0:
             raise ValueError(f"p must be > 1, got {p!r}")
-        if not isinstance(self.h01, (bool, np.bool_)):
-            raise TypeError(f"h01 must be a bool, got {type(self.h01).__name__}")
-        return m, p, bool(self.h01)
+        return m, p, check_bool(self.h01, "h01")
 
     def degree_probabilities(self, n_max: int) -> np.ndarray:
         """P(N = n) for n = 0 … n_max of the sampled degrees (0 below 2 with h01)."""

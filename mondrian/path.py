@@ -482,8 +482,8 @@ class CGRidgePath:
     where the warm start leaves the residual (O(size of those cells)).  One
     CG iteration costs O(N·M): two gathers, over the rows of the
     active-node table and over the trees' training-point slices, with
-    ``n_jobs`` threads; memory is two (N, M) int32 tables plus O(n_nodes)
-    per alpha.  Every sum runs in an order fixed independently of the
+    ``n_jobs`` threads; memory is two (N, M) int32 tables plus
+    O(N + n_nodes) per alpha.  Every sum runs in an order fixed independently of the
     threads, so results are bitwise identical for any ``n_jobs``.
 
     Parameters

@@ -31,8 +31,8 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._validation import (check_array_input, check_int, check_lifetime, check_positive_float,
-                          check_random_generator)
+from ._validation import (check_array_input, check_bool, check_int, check_lifetime,
+                          check_positive_float, check_random_generator)
 from .features import MondrianFeatures
 from .path import (CGRidgePath, ExactRidgePath, LifetimePosterior, SGDPath, check_alphas,
                    check_exact_size, exact_path_memory, lifetime_grid, split_events)
@@ -105,12 +105,6 @@ def _holdout_mask(est, n_all: int, n_given: int, need_validation: bool, fraction
 #: Parameters that may differ between two fits continued by ``warm_start``
 #: (``n_jobs`` only changes the threads).
 _WARM_FREE = frozenset({"max_lifetime", "warm_start", "n_jobs"})
-
-
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
 
 
 def _digest(a: np.ndarray) -> tuple:
@@ -374,7 +368,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                                  f"got {self.prior_variance!r}")
             check_positive_float(self.prior_variance, "prior_variance")
         fraction = _check_fraction(self.validation_fraction)
-        _check_bool(self.warm_start, "warm_start")
+        check_bool(self.warm_start, "warm_start")
         return lam, alphas, fraction
 
     def fit(self, X, y, X_val=None, y_val=None, progress=None) -> "MondrianKernelRidgeCV":
@@ -732,7 +726,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         n_epochs = check_int(self.n_epochs, "n_epochs", minimum=0)
         check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
         fraction = _check_fraction(self.validation_fraction)
-        _check_bool(self.warm_start, "warm_start")
+        check_bool(self.warm_start, "warm_start")
         X, y = check_array_input(self, X, reset=True, y=y)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)

@@ -10,16 +10,13 @@ same sampling (``MaclaurinNumpyReference`` below).  Run from ``asv_bench/``:
 import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 
+from ._cpu import cpu_arrays
+
 try:
     from mondrian import RandomBinningFeatures, RandomFourierFeatures, RandomMaclaurinFeatures
-    from mondrian.datasets import load_cpu
 except ImportError:  # older commits
     RandomFourierFeatures = None
 
-
-def _cpu():
-    data = load_cpu()
-    return data.X_train, data.X_test
 
 
 class FourierCPU:
@@ -29,7 +26,7 @@ class FourierCPU:
     param_names = ["n_frequencies"]
 
     def setup(self, n):
-        self.X, _ = _cpu()
+        self.X, _, _, _ = cpu_arrays()
         self.X = self.X / self.X.std(axis=0).clip(1e-12)
         self.rff = RandomFourierFeatures(kernel="gaussian", length_scale=3.0, n_components=n,
                                          random_state=0).fit(self.X)
@@ -50,7 +47,7 @@ class BinningCPU:
     param_names = ["n_grids", "n_jobs"]
 
     def setup(self, n_grids, n_jobs):
-        self.X, self.X_test = _cpu()
+        self.X, _, self.X_test, _ = cpu_arrays()
         self.rb = RandomBinningFeatures(lifetime=1e-6, n_grids=n_grids, random_state=0,
                                         n_jobs=n_jobs).fit(self.X)
 
@@ -85,7 +82,7 @@ class MaclaurinCPU:
     param_names = ["n_components"]
 
     def setup(self, n):
-        X, _ = _cpu()
+        X, _, _, _ = cpu_arrays()
         X = X / X.std(axis=0).clip(1e-12)
         self.X = X / np.linalg.norm(X, axis=1, keepdims=True)
         self.rm = RandomMaclaurinFeatures(n_components=n, random_state=0).fit(self.X)

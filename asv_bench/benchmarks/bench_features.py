@@ -8,18 +8,15 @@ work of growing the Mondrian trees), measured in the same run.
 """
 import numpy as np
 
+from ._cpu import cpu_arrays
+
 try:
     from mondrian import MondrianFeatures, MondrianKernelRidge
-    from mondrian.datasets import load_cpu
 except ImportError:  # older commits
     MondrianFeatures = None
 
 from sklearn.ensemble import ExtraTreesRegressor
 
-
-def _cpu():
-    data = load_cpu()
-    return data.X_train, data.y_train, data.X_test, data.y_test
 
 
 class MondrianFeaturesCPU:
@@ -28,7 +25,7 @@ class MondrianFeaturesCPU:
     timeout = 120
 
     def setup(self, n_trees, n_jobs):
-        self.X, self.y, self.X_test, self.y_test = _cpu()
+        self.X, self.y, self.X_test, self.y_test = cpu_arrays()
         self.mf = MondrianFeatures(n_trees=n_trees, lifetime=1e-6, random_state=0,
                                    n_jobs=n_jobs).fit(self.X)
 
@@ -62,7 +59,7 @@ class ExtraTreesReferenceCPU:
     timeout = 120
 
     def setup(self, n_estimators):
-        self.X, self.y, _, _ = _cpu()
+        self.X, self.y, _, _ = cpu_arrays()
 
     def time_fit(self, n_estimators):
         ExtraTreesRegressor(n_estimators=n_estimators, max_features=1, max_leaf_nodes=15,
@@ -75,7 +72,7 @@ class MondrianKernelRidgeCPU:
     timeout = 300
 
     def setup(self, n_trees):
-        self.X, self.y, self.X_test, self.y_test = _cpu()
+        self.X, self.y, self.X_test, self.y_test = cpu_arrays()
         self.model = MondrianKernelRidge(n_trees=n_trees, lifetime=1e-6, alpha=0.1,
                                          random_state=0, n_jobs=2).fit(self.X, self.y)
 

@@ -8,18 +8,15 @@ is that reference, read next to ``peakmem_cg_path``); the test error of the
 selected model (``track_test_error``, the paper's metric in percent).
 """
 
+from ._cpu import cpu_arrays
+
 try:
     from mondrian import MondrianFeatures, MondrianKernelRidgeCV
     from mondrian.cli import relative_error
-    from mondrian.datasets import load_cpu
     from mondrian.path import CGRidgePath, ExactRidgePath, lifetime_grid, split_events
 except ImportError:  # older commits
     MondrianKernelRidgeCV = None
 
-
-def _cpu():
-    data = load_cpu()
-    return data.X_train, data.y_train, data.X_test, data.y_test
 
 
 class ExactPathCPU:
@@ -30,7 +27,7 @@ class ExactPathCPU:
     timeout = 120
 
     def setup(self, n_alphas):
-        X, y, _, _ = _cpu()
+        X, y, _, _ = cpu_arrays()
         self.y = y - y.mean()
         self.alphas = [1e-3, 1e-2, 1e-1, 1.0][-n_alphas:]
         self.events = split_events(MondrianFeatures(n_trees=50, lifetime=1e-6,
@@ -53,7 +50,7 @@ class CGPathCPU:
     timeout = 600
 
     def setup(self, n_lifetimes, tol, n_jobs):
-        self.X, y, _, _ = _cpu()
+        self.X, y, _, _ = cpu_arrays()
         self.y = y - y.mean()
         self.mf = MondrianFeatures(n_trees=350, lifetime=1e-6, random_state=0).fit(self.X)
         self.events = split_events(self.mf)
@@ -87,7 +84,7 @@ class RidgeCVCPU:
     timeout = 600
 
     def setup(self, seed, alphas):
-        self.X, self.y, self.X_test, self.y_test = _cpu()
+        self.X, self.y, self.X_test, self.y_test = cpu_arrays()
 
     def _fit(self, seed, alphas):
         return MondrianKernelRidgeCV(n_trees=350, max_lifetime=1e-6,
