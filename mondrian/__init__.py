@@ -40,14 +40,11 @@ def _defer_to_installed_copy() -> None:
 
 _defer_to_installed_copy()
 
-from .binning import RandomBinningFeatures
-from .features import MondrianFeatures
-from .fourier import RandomFourierFeatures
+from .features import (MondrianFeatures, RandomBinningFeatures, RandomFourierFeatures,
+                       RandomMaclaurinFeatures)
 from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, laplace_kernel,
                       polynomial_kernel)
-from .maclaurin import RandomMaclaurinFeatures
-from .path import LifetimePosterior
-from .path_estimators import MondrianKernelClassifierCV, MondrianKernelRidgeCV
+from .path import LifetimePosterior, MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .ridge import MondrianKernelRidge, ridge_solve
 
 __version__ = "0.1.0"

@@ -20,6 +20,8 @@ __all__ = [
     "check_random_generator",
     "resolve_n_jobs",
     "check_array_input",
+    "check_alphas",
+    "check_fraction",
 ]
 
 
@@ -65,6 +67,29 @@ def check_int(value, name: str, *, minimum: int = 1) -> int:
     value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_alphas(alphas) -> np.ndarray:
+    """A non-empty 1-d float array of finite alphas > 0 (ridge regularisations)."""
+    if _is_real(alphas):
+        alphas = [alphas]
+    try:
+        arr = np.asarray(alphas, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"alphas must be a sequence of positive floats, got {alphas!r}") from exc
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"alphas must be a non-empty 1-d sequence, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"alphas must be finite and > 0, got {arr.tolist()}")
+    return arr
+
+
+def check_fraction(value, name: str) -> float:
+    """A float in the open interval (0, 1)."""
+    value = check_positive_float(value, name)
+    if value >= 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
     return value
 
 

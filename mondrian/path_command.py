@@ -99,7 +99,7 @@ def add_path_command(subparsers) -> None:
 def run_path(args: argparse.Namespace) -> int:
     """Body of ``python -m mondrian path``."""
     from .cli import load_dataset, relative_error
-    from .path_estimators import MondrianKernelRidgeCV
+    from .path import MondrianKernelRidgeCV
 
     data, lam_max, _ = load_dataset(args, args.max_lifetime, per_diameter=20.0)
     print(data.describe())

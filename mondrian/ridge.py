@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_array_input, check_int, check_positive_float
-from .features import MondrianFeatures
+from .features.mondrian import MondrianFeatures
 
 __all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
 

@@ -8,7 +8,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian import (RandomMaclaurinFeatures, dot_product_kernel, exponential_kernel,
                       polynomial_kernel)
-from mondrian.maclaurin import maclaurin_coefficients
+from mondrian.features.maclaurin import maclaurin_coefficients
 
 
 def unit_rows(rng, n, d, radius=1.0):

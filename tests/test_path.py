@@ -1,12 +1,13 @@
 """The kernel-width path (mondrian.path): exact, CG and SGD learners along
-the split events, the validation tracker and the posterior over λ."""
+the split events and the posterior over λ."""
 import numpy as np
 import pytest
 from scipy import integrate
 
 from mondrian import LifetimePosterior, MondrianFeatures
-from mondrian.path import (CGRidgePath, ExactRidgePath, SGDPath, check_alphas,
-                           check_exact_size, lifetime_grid, split_events)
+from mondrian._validation import check_alphas
+from mondrian.path import (CGRidgePath, ExactRidgePath, SGDPath, check_exact_size,
+                           lifetime_grid, split_events)
 
 
 @pytest.fixture(scope="module")
@@ -129,23 +130,6 @@ def test_cg_path_reaches_its_tolerance(problem, warm_start):
             assert (np.linalg.norm(W[a, cols] - w_direct)
                     <= tol * np.linalg.norm(b) / alpha + 1e-12)
             assert sse[a] == pytest.approx(np.sum((y - Phi @ w_direct) ** 2), rel=1e-6)
-
-
-def test_validation_tracker_equals_transform(problem):
-    from mondrian.path import _tracker
-    X, y, mf, ev = problem
-    rng = np.random.default_rng(5)
-    X_new = rng.random((40, 3)) * 1.6 - 0.3   # many points outside the data box
-    tracker = _tracker(ev, X_new, 2)
-    W = rng.standard_normal((2, ev.n_nodes))
-    for lam in (0.0, 0.3, 1.1, 2.5, 4.0):
-        tracker.advance(lam)
-        cols = ev.columns_at(lam)
-        Phi = mf.transform(X_new, lam)
-        np.testing.assert_allclose(tracker.predict(W), (Phi @ W[:, cols].T).T,
-                                   rtol=1e-12, atol=1e-12)
-    with pytest.raises(ValueError, match="below"):
-        tracker.advance(1.0)
 
 
 @pytest.mark.parametrize("loss", ["squared", "hinge", "logistic"])

@@ -13,9 +13,10 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian import MondrianFeatures, MondrianKernelClassifierCV, MondrianKernelRidgeCV
-from mondrian import path_estimators
-from mondrian.path import (ExactRidgePath, LifetimePosterior, SGDPath, _remapper,
-                           lifetime_grid, split_events)
+from mondrian.path import (ExactRidgePath, LifetimePosterior, SGDPath, lifetime_grid,
+                           split_events)
+from mondrian.path import estimators as path_estimators
+from mondrian.path.events import _remapper
 from mondrian.ridge import ridge_solve
 
 

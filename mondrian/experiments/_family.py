@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..binning import RandomBinningFeatures
-from ..features import MondrianFeatures
-from ..fourier import RandomFourierFeatures
+from ..features.binning import RandomBinningFeatures
+from ..features.mondrian import MondrianFeatures
+from ..features.fourier import RandomFourierFeatures
 
 __all__ = ["METHODS", "prefix_maps"]
 

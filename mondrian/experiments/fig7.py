@@ -18,7 +18,7 @@ import scipy.linalg as la
 
 from ..cli import relative_error
 from ..kernels import laplace_kernel
-from ..path_estimators import MondrianKernelRidgeCV
+from ..path import MondrianKernelRidgeCV
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
 
 DESCRIPTION = "Fig. 7: validation error along the lifetime path on Laplace-GP data (lambda_0=10)"

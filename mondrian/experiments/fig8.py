@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from ..binning import RandomBinningFeatures
+from ..features.binning import RandomBinningFeatures
 from ..datasets import load_cpu
-from ..fourier import RandomFourierFeatures
-from ..path_estimators import MondrianKernelRidgeCV
+from ..features.fourier import RandomFourierFeatures
+from ..path import MondrianKernelRidgeCV
 from ..width_search import ridge_scorer, width_search
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
 

@@ -31,9 +31,9 @@ from sklearn.preprocessing import FunctionTransformer, MinMaxScaler
 from sklearn.svm import SVC, LinearSVC
 
 from ..datasets.shared import load_a9a, load_cod_rna, load_covertype, load_nursery
-from ..fourier import RandomFourierFeatures
+from ..features.fourier import RandomFourierFeatures
 from ..kernels import exponential_kernel
-from ..maclaurin import RandomMaclaurinFeatures
+from ..features.maclaurin import RandomMaclaurinFeatures
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
 
 DESCRIPTION = ("Slides' table (Kar & Karnick 2012): exact SVC vs Fourier / H0/1 Maclaurin "

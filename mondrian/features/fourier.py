@@ -16,10 +16,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._ext._fourier import cos_sin_pairs
-from ._validation import (check_array_input, check_int, check_positive_float,
+from .._ext._fourier import cos_sin_pairs
+from .._validation import (check_array_input, check_int, check_positive_float,
                           check_random_generator)
-from .kernels import _length_scales
+from ..kernels import _length_scales
 
 __all__ = ["RandomFourierFeatures"]
 

@@ -16,8 +16,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._ext._binning import binning_fit, binning_lookup
-from ._validation import (check_array_input, check_int, check_positive_float,
+from .._ext._binning import binning_fit, binning_lookup
+from .._validation import (check_array_input, check_int, check_positive_float,
                           check_random_generator, resolve_n_jobs)
 
 __all__ = ["RandomBinningFeatures"]

@@ -13,8 +13,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._ext._forest import MondrianTree, forest_features, forest_gram, grow_forest
-from ._validation import (check_array_input, check_int, check_lifetime,
+from .._ext._forest import MondrianTree, forest_features, forest_gram, grow_forest
+from .._validation import (check_array_input, check_int, check_lifetime,
                           check_random_generator, resolve_n_jobs)
 
 __all__ = ["MondrianFeatures"]

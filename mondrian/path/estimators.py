@@ -31,12 +31,15 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._validation import (check_array_input, check_bool, check_int, check_lifetime,
-                          check_positive_float, check_random_generator)
-from .features import MondrianFeatures
-from .path import (CGRidgePath, ExactRidgePath, LifetimePosterior, SGDPath, check_alphas,
-                   check_exact_size, exact_path_memory, lifetime_grid, split_events)
-from .ridge import ridge_solve
+from .._validation import (check_alphas, check_array_input, check_bool, check_fraction,
+                           check_int, check_lifetime, check_positive_float,
+                           check_random_generator)
+from ..features.mondrian import MondrianFeatures
+from ..ridge import ridge_solve
+from .events import lifetime_grid, split_events
+from .learners import (CGRidgePath, ExactRidgePath, SGDPath, check_exact_size,
+                       exact_path_memory)
+from .posterior import LifetimePosterior
 
 __all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_COLUMNS"]
 
@@ -49,13 +52,6 @@ AUTO_EXACT_COLUMNS = 1500
 
 _SOLVERS = ("auto", "cholesky", "cg")
 _SELECTIONS = ("validation", "evidence")
-
-
-def _check_fraction(value) -> float:
-    value = check_positive_float(value, "validation_fraction")
-    if value >= 1.0:
-        raise ValueError(f"validation_fraction must be in (0, 1), got {value!r}")
-    return value
 
 
 def _stack_data(X, y, X_val, y_val, classification: bool = False):
@@ -367,7 +363,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                 raise ValueError("prior_variance must be a positive float or 'profile', "
                                  f"got {self.prior_variance!r}")
             check_positive_float(self.prior_variance, "prior_variance")
-        fraction = _check_fraction(self.validation_fraction)
+        fraction = check_fraction(self.validation_fraction, "validation_fraction")
         check_bool(self.warm_start, "warm_start")
         return lam, alphas, fraction
 
@@ -725,7 +721,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         check_positive_float(self.learning_rate, "learning_rate")
         n_epochs = check_int(self.n_epochs, "n_epochs", minimum=0)
         check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
-        fraction = _check_fraction(self.validation_fraction)
+        fraction = check_fraction(self.validation_fraction, "validation_fraction")
         check_bool(self.warm_start, "warm_start")
         X, y = check_array_input(self, X, reset=True, y=y)
         y = column_or_1d(y, warn=True)
