@@ -78,24 +78,23 @@ class WidthSearchResult:
 def ridge_scorer(alpha: float = 1e-4) -> Callable[[Any, np.ndarray, Any, np.ndarray], float]:
     """A scorer for :func:`width_search`: ridge regression on the features,
     target centred by its training mean, validation error in the paper's
-    metric 100·‖ŷ − y‖/‖y‖ (Sec. 8).
+    metric 100·‖ŷ − y‖/‖y‖ (Sec. 8, :func:`mondrian.metrics.relative_error`).
 
     Parameters
     ----------
     alpha : float, default=1e-4
         Ridge regularisation δ² > 0 (the paper's 1e-4).
     """
+    from .metrics import relative_error
     from .ridge import ridge_solve
 
     alpha = check_positive_float(alpha, "alpha")
 
     def score(Phi_train, y_train: np.ndarray, Phi_val, y_val: np.ndarray) -> float:
         y_train = np.asarray(y_train, dtype=np.float64)
-        y_val = np.asarray(y_val, dtype=np.float64)
         mean = y_train.mean()
         coef = ridge_solve(Phi_train, y_train - mean, alpha).coef
-        pred = Phi_val @ coef + mean
-        return float(100.0 * np.linalg.norm(pred - y_val) / np.linalg.norm(y_val))
+        return relative_error(y_val, Phi_val @ coef + mean)
 
     return score
 

@@ -18,7 +18,6 @@ except ImportError:  # older commits
     RandomFourierFeatures = None
 
 
-
 class FourierCPU:
     """Equal numbers of frequencies: ours gives 2 columns (cos, sin) per frequency,
     RBFSampler one (cos with a random phase)."""

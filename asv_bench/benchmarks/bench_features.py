@@ -6,9 +6,7 @@ together with the scikit-learn ``ExtraTreesRegressor`` of the same size
 (350 trees, one random feature per split, 15 leaves, no bootstrap: about the
 work of growing the Mondrian trees), measured in the same run.
 """
-import numpy as np
-
-from ._cpu import cpu_arrays
+from ._cpu import cpu_arrays, relative_error
 
 try:
     from mondrian import MondrianFeatures, MondrianKernelRidge
@@ -16,7 +14,6 @@ except ImportError:  # older commits
     MondrianFeatures = None
 
 from sklearn.ensemble import ExtraTreesRegressor
-
 
 
 class MondrianFeaturesCPU:
@@ -84,5 +81,4 @@ class MondrianKernelRidgeCPU:
         self.model.predict(self.X_test)
 
     def track_test_error_percent(self, n_trees):
-        pred = self.model.predict(self.X_test)
-        return float(100 * np.linalg.norm(pred - self.y_test) / np.linalg.norm(self.y_test))
+        return relative_error(self.y_test, self.model.predict(self.X_test))

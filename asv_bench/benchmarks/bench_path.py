@@ -8,15 +8,13 @@ is that reference, read next to ``peakmem_cg_path``); the test error of the
 selected model (``track_test_error``, the paper's metric in percent).
 """
 
-from ._cpu import cpu_arrays
+from ._cpu import cpu_arrays, relative_error
 
 try:
     from mondrian import MondrianFeatures, MondrianKernelRidgeCV
-    from mondrian.cli import relative_error
     from mondrian.path import CGRidgePath, ExactRidgePath, lifetime_grid, split_events
 except ImportError:  # older commits
     MondrianKernelRidgeCV = None
-
 
 
 class ExactPathCPU:

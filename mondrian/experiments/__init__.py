@@ -4,7 +4,9 @@ One module per figure, run as ``python -m mondrian experiment <name>``.  A
 module defines ``DESCRIPTION`` (one line), ``add_arguments(parser)`` and
 ``run(args) -> int``; it writes a CSV of its numbers and a PNG into
 ``args.out``.  Modules are discovered by name, so adding a file (and listing
-it in ``meson.build``) registers it.
+it in ``meson.build``) registers it.  The output helpers of ``_common``
+(``pyplot_or_none``, ``save_figure``) are exported here for the ``path``
+command's plot.
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-__all__ = ["available_experiments"]
+from ._common import pyplot_or_none, save_figure
+
+__all__ = ["available_experiments", "pyplot_or_none", "save_figure"]
 
 
 def available_experiments() -> dict[str, ModuleType]:

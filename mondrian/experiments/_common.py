@@ -16,12 +16,13 @@ def output_path(out_dir: str | Path, name: str) -> Path:
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence]) -> Path:
-    """Write rows under a header line; returns ``path``."""
+    """Write rows under a header line, say so; returns ``path``."""
     with path.open("w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(header)
         for row in rows:
             writer.writerow(row)
+    print(f"wrote {path}")
     return path
 
 

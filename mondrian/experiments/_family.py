@@ -1,4 +1,4 @@
-"""Helpers shared by the random-feature comparisons (fig5, fig6, slides-table).
+"""Helpers shared by the random-feature comparisons of fig5 and fig6.
 
 Each map is drawn once with the largest number of components and read at
 every smaller M through its first M trees / grids / frequencies, rescaled:
@@ -14,9 +14,10 @@ from ..features.binning import RandomBinningFeatures
 from ..features.mondrian import MondrianFeatures
 from ..features.fourier import RandomFourierFeatures
 
-__all__ = ["METHODS", "prefix_maps"]
+__all__ = ["METHODS", "LABELS", "prefix_maps", "summarize", "plot_summary"]
 
 METHODS = ("mondrian", "binning", "fourier")
+LABELS = {"mondrian": "Mondrian kernel", "binning": "random binning", "fourier": "Fourier features"}
 
 
 def prefix_maps(method: str, X_train: np.ndarray, X_test: np.ndarray | None, lifetime: float,
@@ -59,3 +60,26 @@ def prefix_maps(method: str, X_train: np.ndarray, X_test: np.ndarray | None, lif
             tr = sp.csr_array(tr)
             te = None if te is None else sp.csr_array(te)
         yield M, tr, te
+
+
+def summarize(rows) -> dict[str, dict[int, tuple[float, float]]]:
+    """Mean and standard deviation over repeats, per method and M.
+
+    ``rows`` are ``(method, M, repeat, value)``; returns
+    ``{method: {M: (mean, sd)}}``.
+    """
+    values: dict[str, dict[int, list[float]]] = {}
+    for method, M, _, value in rows:
+        values.setdefault(method, {}).setdefault(M, []).append(value)
+    return {m: {M: (float(np.mean(v)), float(np.std(v))) for M, v in d.items()}
+            for m, d in values.items()}
+
+
+def plot_summary(ax, summary: dict[str, dict[int, tuple[float, float]]]) -> None:
+    """Mean ± sd against M, one marker per method (the papers' Fig. 5/6 style)."""
+    for method, marker in zip(METHODS, "v o ^".split()):
+        Ms = sorted(summary[method])
+        ax.errorbar(Ms, [summary[method][M][0] for M in Ms],
+                    yerr=[summary[method][M][1] for M in Ms], marker=marker, ls="",
+                    label=LABELS[method])
+    ax.set_xlabel("M (non-zero features per data point)")

@@ -10,13 +10,12 @@ import numpy as np
 
 from ..kernels import laplace_kernel
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
-from ._family import METHODS, prefix_maps
+from ._family import LABELS, METHODS, plot_summary, prefix_maps, summarize
 
 DESCRIPTION = "Fig. 5: max kernel-approximation error vs non-zero features (Mondrian, binning, Fourier)"
 
 # Means at M = 50 from the authors' script (experiment_1, 5 repeats), for reference.
 AUTHORS_AT_50 = {"mondrian": 0.18, "binning": 0.16, "fourier": 0.51}
-LABELS = {"mondrian": "Mondrian kernel", "binning": "random binning", "fourier": "Fourier features"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,10 +42,9 @@ def run(args: argparse.Namespace) -> int:
                 K_hat = Phi @ Phi.T
                 K_hat = K_hat.toarray() if hasattr(K_hat, "toarray") else K_hat
                 rows.append((method, M, r, float(np.abs(K_hat - K).max())))
-    path = write_csv(output_path(args.out, "fig5.csv"),
-                     ["method", "nonzeros_per_point", "repeat", "max_abs_error"], rows)
-    print(f"wrote {path}")
-    summary = _summary(rows)
+    write_csv(output_path(args.out, "fig5.csv"),
+              ["method", "nonzeros_per_point", "repeat", "max_abs_error"], rows)
+    summary = summarize(rows)
     top = max(M for _, M, _, _ in rows)
     print(f"max |k - k_M| over all {args.n_points}^2 pairs at M = {top} "
           f"(mean ± sd over {repeats} repeats; authors' code at 50 in brackets):")
@@ -56,22 +54,10 @@ def run(args: argparse.Namespace) -> int:
     plt = pyplot_or_none()
     if plt is not None:
         fig, ax = plt.subplots(figsize=(5, 3.2))
-        for method, marker in zip(METHODS, "v o ^".split()):
-            Ms = sorted(summary[method])
-            ax.errorbar(Ms, [summary[method][M][0] for M in Ms],
-                        yerr=[summary[method][M][1] for M in Ms], marker=marker, ls="",
-                        label=LABELS[method])
-        ax.set_xlabel("M (non-zero features per data point)")
+        plot_summary(ax, summary)
         ax.set_ylabel("maximum absolute error")
         ax.set_ylim(0, 1.2)
         ax.legend(frameon=False)
         save_figure(plt, fig, output_path(args.out, "fig5.png"))
     return 0
 
-
-def _summary(rows) -> dict[str, dict[int, tuple[float, float]]]:
-    out: dict[str, dict[int, list[float]]] = {}
-    for method, M, _, err in rows:
-        out.setdefault(method, {}).setdefault(M, []).append(err)
-    return {m: {M: (float(np.mean(v)), float(np.std(v))) for M, v in d.items()}
-            for m, d in out.items()}

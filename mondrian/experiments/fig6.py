@@ -10,16 +10,15 @@ import time
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 
-from ..cli import relative_error
 from ..datasets import load_cpu
+from ..metrics import relative_error
 from ..ridge import ridge_solve
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
-from ._family import METHODS, prefix_maps
+from ._family import LABELS, METHODS, plot_summary, prefix_maps, summarize
 
 DESCRIPTION = "Fig. 6: CPU test error vs non-zero features (Mondrian, binning, Fourier, exact Laplace)"
 
 AUTHORS_AT_50 = {"mondrian": 7.22, "binning": 7.37, "fourier": 5.58, "exact": 3.12}
-LABELS = {"mondrian": "Mondrian kernel", "binning": "random binning", "fourier": "Fourier features"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,29 +59,21 @@ def run(args: argparse.Namespace) -> int:
                 coef = ridge_solve(Phi, y - mean, args.alpha).coef
                 rows.append((method, M, r, relative_error(y_te, Phi_te @ coef + mean)))
     rows.append(("exact", "", "", exact))
-    path = write_csv(output_path(args.out, "fig6.csv"),
-                     ["method", "nonzeros_per_point", "repeat", "test_error_percent"], rows)
-    print(f"wrote {path}")
-    summary: dict[str, dict[int, list[float]]] = {}
-    for method, M, _, err in rows[:-1]:
-        summary.setdefault(method, {}).setdefault(M, []).append(err)
+    write_csv(output_path(args.out, "fig6.csv"),
+              ["method", "nonzeros_per_point", "repeat", "test_error_percent"], rows)
+    summary = summarize(rows[:-1])
     top = max(M for _, M, _, _ in rows[:-1])
     print(f"test error at M = {top} (mean ± sd over {repeats} repeats; authors' code at 50 "
           f"in brackets):")
     for method in METHODS:
-        v = summary[method][top]
-        print(f"  {LABELS[method]:17s} {np.mean(v):.2f} ± {np.std(v):.2f} %   "
+        mean, sd = summary[method][top]
+        print(f"  {LABELS[method]:17s} {mean:.2f} ± {sd:.2f} %   "
               f"[{AUTHORS_AT_50[method]:.2f} %]")
     plt = pyplot_or_none()
     if plt is not None:
         fig, ax = plt.subplots(figsize=(5, 3.2))
-        for method, marker in zip(METHODS, "v o ^".split()):
-            Ms = sorted(summary[method])
-            ax.errorbar(Ms, [np.mean(summary[method][M]) for M in Ms],
-                        yerr=[np.std(summary[method][M]) for M in Ms], marker=marker, ls="",
-                        label=LABELS[method])
+        plot_summary(ax, summary)
         ax.axhline(exact, color="black", lw=2, label=f"exact Laplace ({exact:.2f} %)")
-        ax.set_xlabel("M (non-zero features per data point)")
         ax.set_ylabel("relative test error [%]")
         ax.legend(frameon=False)
         save_figure(plt, fig, output_path(args.out, "fig6.png"))

@@ -16,8 +16,8 @@ import argparse
 import numpy as np
 import scipy.linalg as la
 
-from ..cli import relative_error
 from ..kernels import laplace_kernel
+from ..metrics import relative_error, relative_error_from_mse
 from ..path import MondrianKernelRidgeCV
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
                                       n_lifetimes=args.n_lifetimes, random_state=args.seed)
         model.fit(X_tr, y_tr, X_val=X_val, y_val=y_val)
         p = model.path_
-        val_err = 100.0 * np.sqrt(p["validation_mse"][:, 0] * n) / np.linalg.norm(y_val)
+        val_err = relative_error_from_mse(p["validation_mse"][:, 0], y_val)
         test_err = relative_error(y_te, model.predict(X_te))
         print(f"Lambda = {lam_max:g}: selected lifetime {model.lifetime_:.3f} "
               f"(true {args.lifetime0:g}); validation error {val_err.min():.2f} %, "
@@ -80,9 +80,8 @@ def run(args: argparse.Namespace) -> int:
               f"({p['n_features'][-1]} features at Lambda)")
         curves[lam_max] = (p["lifetimes"], val_err, model.lifetime_)
         rows += [(lam_max, lam, err) for lam, err in zip(p["lifetimes"], val_err)]
-    path = write_csv(output_path(args.out, "fig7.csv"),
-                     ["max_lifetime", "lifetime", "validation_error_percent"], rows)
-    print(f"wrote {path}")
+    write_csv(output_path(args.out, "fig7.csv"),
+              ["max_lifetime", "lifetime", "validation_error_percent"], rows)
     plt = pyplot_or_none()
     if plt is not None:
         fig, axes = plt.subplots(1, len(lams), figsize=(5.5 * len(lams), 4), squeeze=False)

@@ -15,9 +15,10 @@ import time
 
 import numpy as np
 
-from ..features.binning import RandomBinningFeatures
 from ..datasets import load_cpu
+from ..features.binning import RandomBinningFeatures
 from ..features.fourier import RandomFourierFeatures
+from ..metrics import relative_error_from_mse
 from ..path import MondrianKernelRidgeCV
 from ..width_search import ridge_scorer, width_search
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     model.fit(X_tr, y_tr, X_val=X_val, y_val=y_val,
               progress=lambda done, total: stamps.append(time.perf_counter() - t0))
     p = model.path_
-    err = 100.0 * np.sqrt(p["validation_mse"][:, 0] * n_val) / np.linalg.norm(y_val)
+    err = relative_error_from_mse(p["validation_mse"][:, 0], y_val)
     curves = {"Mondrian kernel": (np.asarray(stamps), np.minimum.accumulate(err))}
     rows += [("mondrian", lam, e, t) for lam, e, t in zip(p["lifetimes"], err, stamps)]
     print(f"Mondrian path: {len(stamps)} lifetimes in {stamps[-1]:.2f} s, best validation "
@@ -99,9 +100,8 @@ def run(args: argparse.Namespace) -> int:
             rows += [(name, lam, e, t) for lam, e, t in res.trajectory()]
             print(f"{name}: {len(res.lifetimes)} lifetimes in {res.elapsed[-1]:.2f} s, best "
                   f"validation error {res.best_error:.2f} % at lifetime {res.best_lifetime:.4g}")
-    path = write_csv(output_path(args.out, "fig8.csv"),
-                     ["method", "lifetime", "validation_error_percent", "elapsed_seconds"], rows)
-    print(f"wrote {path}")
+    write_csv(output_path(args.out, "fig8.csv"),
+              ["method", "lifetime", "validation_error_percent", "elapsed_seconds"], rows)
     plt = pyplot_or_none()
     if plt is not None:
         fig, ax = plt.subplots(figsize=(6.5, 4.2))

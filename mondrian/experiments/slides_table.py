@@ -148,8 +148,7 @@ def run(args: argparse.Namespace) -> int:
         slides = SLIDES[name]
         print(f"  slides (full data): K+libsvm {slides[0][0]} %, RF+liblinear {slides[1][0]} %, "
               f"H0/1+liblinear {slides[2][0]} %")
-    path = write_csv(output_path(args.out, "slides_table.csv"), header, rows)
-    print(f"wrote {path}")
+    write_csv(output_path(args.out, "slides_table.csv"), header, rows)
     plt = pyplot_or_none()
     if plt is not None:
         _plot(plt, rows, output_path(args.out, "slides_table.png"))

@@ -15,7 +15,10 @@ import time
 
 import numpy as np
 
-__all__ = ["add_path_command", "ProgressBar"]
+from ._args import (add_dataset_arguments, add_forest_arguments, load_dataset, nonneg_float,
+                    positive_float, positive_floats, positive_int)
+
+__all__ = ["add_command", "run", "ProgressBar"]
 
 
 class ProgressBar:
@@ -49,21 +52,8 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _alphas(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"alphas must be comma-separated numbers: {text}") \
-            from exc
-    if not values or any(not np.isfinite(v) or v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"alphas must be finite and > 0: {text}")
-    return values
-
-
-def add_path_command(subparsers) -> None:
-    """Register the ``path`` command on the CLI's subparsers."""
-    from .cli import _nonneg_float, _positive_float, _positive_int, add_dataset_arguments
-
+def add_command(subparsers) -> None:
+    """Register ``path`` on the CLI's subparsers."""
     p = subparsers.add_parser(
         "path", help="learn the kernel width (and alpha) along the Mondrian path",
         description="Grow one Mondrian forest to --max-lifetime, sweep every lifetime with "
@@ -71,12 +61,10 @@ def add_path_command(subparsers) -> None:
                     "lifetime and alpha; default: the bundled CPU data, 350 trees, "
                     "lifetime up to 1e-6 (the paper's Sec. 8.2 setting).")
     add_dataset_arguments(p)
-    p.add_argument("--n-trees", type=_positive_int, default=350,
-                   help="number of Mondrian trees M (default 350)")
-    p.add_argument("--max-lifetime", type=_nonneg_float, default=None,
+    p.add_argument("--max-lifetime", type=nonneg_float, default=None,
                    help="terminal lifetime; default 1e-6 for CPU, "
                         "20 / (L1 diameter of the training data) for --dataset")
-    p.add_argument("--alphas", type=_alphas, default=(0.1, 1.0),
+    p.add_argument("--alphas", type=positive_floats, default=(0.1, 1.0),
                    help="comma-separated ridge regularisations (default 0.1,1)")
     p.add_argument("--selection", choices=("validation", "evidence"), default="validation")
     p.add_argument("--profile-scale", action="store_true",
@@ -84,22 +72,20 @@ def add_path_command(subparsers) -> None:
                         "(default: unit prior variance, as the paper)")
     p.add_argument("--validation-fraction", type=float, default=0.2,
                    help="fraction of the training data held out for validation (default 0.2)")
-    p.add_argument("--solver", choices=("auto", "cholesky", "cg"), default="auto")
-    p.add_argument("--n-lifetimes", type=_positive_int, default=100,
+    p.add_argument("--n-lifetimes", type=positive_int, default=100,
                    help="lifetimes on the validation grid (default 100)")
-    p.add_argument("--tol", type=_positive_float, default=1e-3,
+    p.add_argument("--tol", type=positive_float, default=1e-3,
                    help="relative residual tolerance of the CG path (default 1e-3)")
-    p.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    add_forest_arguments(p)
     p.add_argument("--out", default="path.png", metavar="FILE.png",
                    help="plot of validation error and L(lambda) (default path.png)")
-    p.set_defaults(func=run_path)
+    p.set_defaults(func=run)
 
 
-def run_path(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Body of ``python -m mondrian path``."""
-    from .cli import load_dataset, relative_error
-    from .path import MondrianKernelRidgeCV
+    from ..metrics import relative_error, relative_error_from_mse
+    from ..path import MondrianKernelRidgeCV
 
     data, lam_max, _ = load_dataset(args, args.max_lifetime, per_diameter=20.0)
     print(data.describe())
@@ -120,8 +106,7 @@ def run_path(args: argparse.Namespace) -> int:
     print(f"selected lifetime: {model.lifetime_:.6g}   alpha: {model.alpha_:g}")
     val_rows = p["validation_rows"]
     if val_rows.size:
-        norm = np.linalg.norm(data.y_train[val_rows])
-        val_err = 100.0 * np.sqrt(p["validation_mse"] * val_rows.size) / norm
+        val_err = relative_error_from_mse(p["validation_mse"], data.y_train[val_rows])
         g, a = np.unravel_index(np.nanargmin(val_err), val_err.shape)
         print(f"validation error 100*||y_hat - y||/||y||: {val_err[g, a]:.2f} % "
               f"(at lifetime {p['lifetimes'][g]:.6g}, alpha {p['alphas'][a]:g}; "
@@ -140,7 +125,7 @@ def run_path(args: argparse.Namespace) -> int:
 
 
 def _plot(model, val_err, out: str) -> None:
-    from .experiments._common import pyplot_or_none, save_figure
+    from ..experiments import pyplot_or_none, save_figure
 
     plt = pyplot_or_none()
     if plt is None:
