@@ -22,6 +22,8 @@ __all__ = [
     "check_array_input",
     "check_alphas",
     "check_fraction",
+    "check_length_scales",
+    "check_coefficients",
 ]
 
 
@@ -91,6 +93,36 @@ def check_fraction(value, name: str) -> float:
     if value >= 1.0:
         raise ValueError(f"{name} must be in (0, 1), got {value!r}")
     return value
+
+
+def check_length_scales(length_scale, n_features: int, name: str = "length_scale") -> np.ndarray:
+    """A positive scalar or per-dimension vector of length scales, as an array of width D."""
+    if np.ndim(length_scale) == 0:
+        return np.full(n_features, check_positive_float(length_scale, name))
+    ls = np.asarray(length_scale)
+    if ls.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a positive number or an array of them, got dtype {ls.dtype}")
+    ls = ls.astype(np.float64)
+    if ls.ndim != 1 or ls.shape[0] != n_features:
+        raise ValueError(f"{name} must be a scalar or have shape ({n_features},), got shape {ls.shape}")
+    if not np.all(np.isfinite(ls)) or np.any(ls <= 0):
+        raise ValueError(f"{name} must be finite and > 0 in every dimension, got {ls!r}")
+    return ls
+
+
+def check_coefficients(coefficients, name: str = "coefficients") -> np.ndarray:
+    """Maclaurin coefficients a₀..a_K: a non-empty 1-d array, finite, ≥ 0, not all 0."""
+    a = np.asarray(coefficients)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
+    a = a.astype(np.float64)
+    if a.ndim != 1 or a.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name} must be finite and >= 0 (Schoenberg), got {a!r}")
+    if not np.any(a > 0):
+        raise ValueError(f"{name} must not be all zero")
+    return a
 
 
 def check_random_generator(random_state) -> np.random.Generator:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_int, check_lifetime, check_positive_float
+from ._validation import (check_coefficients, check_int, check_length_scales, check_lifetime,
+                          check_positive_float)
 
 __all__ = [
     "laplace_kernel",
@@ -63,21 +64,6 @@ def laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
     return out
 
 
-def _length_scales(length_scale, n_features: int, name: str = "length_scale") -> np.ndarray:
-    """A positive scalar or per-dimension vector of length scales, as an array of width D."""
-    if np.ndim(length_scale) == 0:
-        return np.full(n_features, check_positive_float(length_scale, name))
-    ls = np.asarray(length_scale)
-    if ls.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a positive number or an array of them, got dtype {ls.dtype}")
-    ls = ls.astype(np.float64)
-    if ls.ndim != 1 or ls.shape[0] != n_features:
-        raise ValueError(f"{name} must be a scalar or have shape ({n_features},), got shape {ls.shape}")
-    if not np.all(np.isfinite(ls)) or np.any(ls <= 0):
-        raise ValueError(f"{name} must be finite and > 0 in every dimension, got {ls!r}")
-    return ls
-
-
 def gaussian_kernel(X, Y=None, length_scale=1.0) -> np.ndarray:
     """The Gaussian (squared-exponential, ARD) kernel
     k(x, y) = exp(-½ Σ_d (x_d - y_d)² / ℓ_d²).
@@ -99,7 +85,7 @@ def gaussian_kernel(X, Y=None, length_scale=1.0) -> np.ndarray:
     ndarray of shape (n_x, n_y)
     """
     X, Y = _pair(X, X if Y is None else Y)
-    ls = _length_scales(length_scale, X.shape[1])
+    ls = check_length_scales(length_scale, X.shape[1])
     Xs, Ys = X / ls, Y / ls
     sq = (np.einsum("ij,ij->i", Xs, Xs)[:, None] + np.einsum("ij,ij->i", Ys, Ys)[None, :]
           - 2.0 * (Xs @ Ys.T))
@@ -133,21 +119,6 @@ def dot_product_kernel(X, Y=None, coefficients=(1.0,)) -> np.ndarray:
         out *= G
         out += coef
     return out
-
-
-def check_coefficients(coefficients, name: str = "coefficients") -> np.ndarray:
-    """Maclaurin coefficients a₀..a_K: a non-empty 1-d array, finite, ≥ 0, not all 0."""
-    a = np.asarray(coefficients)
-    if a.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
-    a = a.astype(np.float64)
-    if a.ndim != 1 or a.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {a.shape}")
-    if not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise ValueError(f"{name} must be finite and >= 0 (Schoenberg), got {a!r}")
-    if not np.any(a > 0):
-        raise ValueError(f"{name} must not be all zero")
-    return a
 
 
 def exponential_kernel(X, Y=None, scale: float = 1.0) -> np.ndarray:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import check_fraction
+
 __all__ = ["TrainTestData", "load_cpu", "load_csv"]
 
 
@@ -76,8 +78,7 @@ def load_csv(path: str | Path, *, target: int = -1, test_fraction: float = 0.2,
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path: no such file {str(path)!r}")
-    if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    test_fraction = check_fraction(test_fraction, "test_fraction")
     with path.open() as fh:
         first = fh.readline()
     try:
@@ -96,10 +97,17 @@ def load_csv(path: str | Path, *, target: int = -1, test_fraction: float = 0.2,
         raise ValueError(f"target must be a column index in [{-k}, {k}), got {target}")
     if n < 2:
         raise ValueError(f"path: {str(path)!r} needs at least two rows to split")
-    y = data[:, target]
-    X = np.delete(data, target % k, axis=1)
+    return _split(path.stem, np.delete(data, target % k, axis=1), data[:, target],
+                  test_fraction, random_state)
+
+
+def _split(name: str, X: np.ndarray, y: np.ndarray, test_fraction: float,
+           random_state) -> TrainTestData:
+    """A seeded random split holding out ``test_fraction`` of the rows (at
+    least one, and at least one left for training)."""
+    n = X.shape[0]
     order = np.random.default_rng(random_state).permutation(n)
     n_test = min(max(1, int(round(test_fraction * n))), n - 1)
     test, train = order[:n_test], order[n_test:]
-    return TrainTestData(path.stem, np.ascontiguousarray(X[train]), y[train],
+    return TrainTestData(name, np.ascontiguousarray(X[train]), y[train],
                          np.ascontiguousarray(X[test]), y[test])

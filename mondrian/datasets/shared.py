@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import TrainTestData
+from .._validation import check_fraction
+from . import TrainTestData, _split
 
 __all__ = ["data_home_path", "load_nursery", "load_cod_rna", "load_a9a", "load_covertype"]
 
@@ -53,21 +54,6 @@ def _folder(data_home, name: str, files: tuple[str, ...]) -> Path:
     return folder
 
 
-def _check_fraction(test_fraction) -> float:
-    if not isinstance(test_fraction, (int, float)) or not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
-    return float(test_fraction)
-
-
-def _split(name: str, X: np.ndarray, y: np.ndarray, test_fraction: float,
-           random_state) -> TrainTestData:
-    perm = np.random.default_rng(random_state).permutation(X.shape[0])
-    n_test = int(round(test_fraction * X.shape[0]))
-    te, tr = perm[:n_test], perm[n_test:]
-    return TrainTestData(name, np.ascontiguousarray(X[tr]), y[tr],
-                         np.ascontiguousarray(X[te]), y[te])
-
-
 def load_nursery(data_home=None, *, test_fraction: float = 0.2,
                  random_state: int | None = 0) -> TrainTestData:
     """UCI nursery: 12960 applications, 8 ordinal attributes, 5 classes.
@@ -85,7 +71,7 @@ def load_nursery(data_home=None, *, test_fraction: float = 0.2,
     random_state : int or None, default=0
         Seed of the split.
     """
-    test_fraction = _check_fraction(test_fraction)
+    test_fraction = check_fraction(test_fraction, "test_fraction")
     folder = _folder(data_home, "nursery", ("nursery.data",))
     rows = [line.strip().split(",") for line in
             (folder / "nursery.data").read_text().splitlines() if line.strip()]
@@ -106,7 +92,7 @@ def load_cod_rna(data_home=None, *, test_fraction: float = 0.2,
     Only the LIBSVM training file is available (see PROVENANCE.md), so a
     seeded random ``test_fraction`` of it is held out.
     """
-    test_fraction = _check_fraction(test_fraction)
+    test_fraction = check_fraction(test_fraction, "test_fraction")
     folder = _folder(data_home, "cod_rna", ("cod-rna.train.csv",))
     data = np.loadtxt(folder / "cod-rna.train.csv", delimiter=",", dtype=np.float64, ndmin=2)
     if data.shape[1] != 9:
@@ -136,7 +122,7 @@ def load_covertype(data_home=None, *, binary: bool = True, test_fraction: float 
     otherwise, the LIBSVM binary task; else the 7 classes 0–6.  A seeded
     random ``test_fraction`` is held out.
     """
-    test_fraction = _check_fraction(test_fraction)
+    test_fraction = check_fraction(test_fraction, "test_fraction")
     folder = _folder(data_home, "covertype", ("covtype_small_100k.csv.xz",))
     with lzma.open(folder / "covtype_small_100k.csv.xz", "rt") as fh:
         data = np.loadtxt(fh, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)

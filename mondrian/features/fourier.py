@@ -17,9 +17,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._ext._fourier import cos_sin_pairs
-from .._validation import (check_array_input, check_int, check_positive_float,
-                          check_random_generator)
-from ..kernels import _length_scales
+from .._validation import (check_array_input, check_int, check_length_scales,
+                          check_positive_float, check_random_generator)
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -121,7 +120,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
             lam = check_positive_float(self.lifetime, "lifetime")
             W = lam * rng.standard_cauchy((D, m))
         else:
-            ls = _length_scales(self.length_scale, D)
+            ls = check_length_scales(self.length_scale, D)
             W = rng.standard_normal((D, m)) / ls[:, None]
         self.frequencies_ = W
         return self

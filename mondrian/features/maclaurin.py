@@ -16,9 +16,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (check_array_input, check_bool, check_int, check_positive_float,
-                          check_random_generator)
-from ..kernels import check_coefficients
+from .._validation import (check_array_input, check_bool, check_coefficients, check_int,
+                          check_positive_float, check_random_generator)
 
 __all__ = ["RandomMaclaurinFeatures", "maclaurin_coefficients"]
 
