@@ -36,27 +36,20 @@ def per_grid_same_bin(rb, Phi_a, Phi_b):
     return ((ca[:, None, :] == cb[None, :, :]) & (ca[:, None, :] >= 0)).astype(float)
 
 
-def assert_unbiased(values, exact):
-    """Mean over independent grids within 5 standard errors of the kernel.
-
-    Grid indicators are iid Bernoulli(k); with P = 6000 the mean is close to
-    normal, a 5-SE miss has probability < 6e-7 per pair (< 1e-4 over the
-    pairs here).  Pairs with k ≈ 0 have zero spread and must then be exact.
-    """
-    P = values.shape[-1]
-    mean = values.mean(axis=-1)
-    se = np.sqrt(exact * (1 - exact) / P)
-    assert np.all(np.abs(mean - exact) <= 5 * se + 1e-3 / P)
-
-
-def test_unbiased_train_and_new_points(rng):
+def test_unbiased_train_and_new_points(rng, assert_within_k_se):
     X = rng.random((15, 2))
     # New points inside the training range and outside it.
     Y = np.vstack([rng.random((6, 2)), np.array([[1.2, 0.5], [-0.2, 1.1], [1.05, 1.05]])])
-    rb = RandomBinningFeatures(lifetime=3.0, n_grids=6000, random_state=2).fit(X)
+    P = 6000
+    rb = RandomBinningFeatures(lifetime=3.0, n_grids=P, random_state=2).fit(X)
     Phi_x, Phi_y = rb.transform(X), rb.transform(Y)
-    assert_unbiased(per_grid_same_bin(rb, Phi_x, Phi_y), laplace_kernel(X, Y, 3.0))
-    assert_unbiased(per_grid_same_bin(rb, Phi_x, Phi_x), laplace_kernel(X, X, 3.0))
+    for A, Phi_a, B, Phi_b in ((X, Phi_x, Y, Phi_y), (X, Phi_x, X, Phi_x)):
+        exact = laplace_kernel(A, B, 3.0)
+        shared = per_grid_same_bin(rb, Phi_a, Phi_b).mean(axis=-1)
+        # Grid indicators are iid Bernoulli(k): the exact s.e. is √(k(1-k)/P).
+        # Pairs with k = 1 (a point with itself) or k ≈ 0 have no spread and
+        # must agree to rounding, far below one bin's 1/P.
+        assert_within_k_se(shared, exact, np.sqrt(exact * (1 - exact) / P), atol=1e-3 / P)
 
 
 def test_sparse_layout(rng):
@@ -97,27 +90,27 @@ def test_unseen_bins_get_zero(rng):
     assert far.shape == (1, rb.n_bins_)
 
 
-def test_pitch_distribution():
-    """Gamma(2, 1/λ): mean 2/λ, variance 2/λ².  20000 draws: s.e. of the mean
-    ≈ 0.0025 for λ = 4 (mean 0.5); tolerance 0.02 is 8 s.e."""
+def test_pitch_distribution(assert_within_k_se):
+    """Gamma(2, 1/λ): mean 2/λ, variance σ² = 2/λ² (λ = 4: 0.5 and 0.125).
+
+    n = 20000 draws.  s.e. of the mean σ/√n; of the sample variance
+    σ²·√((κ - 1)/n) with kurtosis κ = 3 + 6/2 = 6 for Gamma(2, ·).
+    """
     rb = RandomBinningFeatures(lifetime=4.0, n_grids=10000, random_state=0).fit(np.zeros((2, 2)))
-    assert abs(rb.pitch_.mean() - 0.5) < 0.02
-    assert abs(rb.pitch_.var() - 2 / 16) < 0.01
+    n, var = rb.pitch_.size, 2 / 16
+    assert_within_k_se(rb.pitch_.mean(), 0.5, np.sqrt(var / n))
+    assert_within_k_se(rb.pitch_.var(), var, var * np.sqrt(5 / n))
 
 
-def test_error_falls_like_inverse_sqrt(rng):
+def test_error_falls_like_inverse_sqrt(rng, kernel_mse):
     """MSE of k̂ is k(1-k)/P: 16× grids → 1/16 MSE; averaged over seeds and pairs
     the ratio is near 16, [10, 26] leaves room for its spread."""
     X = rng.random((20, 2))
     K = laplace_kernel(X, lifetime=3.0)
-    iu = np.triu_indices(20, 1)
 
     def mse(P):
-        out = []
-        for seed in range(8):
-            Phi = RandomBinningFeatures(lifetime=3.0, n_grids=P, random_state=seed).fit_transform(X)
-            out.append(np.mean(((Phi @ Phi.T).toarray() - K)[iu] ** 2))
-        return np.mean(out)
+        return kernel_mse(lambda seed: RandomBinningFeatures(lifetime=3.0, n_grids=P,
+                                                             random_state=seed), X, K, range(8))
 
     assert 10 < mse(50) / mse(800) < 26
 
@@ -162,7 +155,6 @@ def test_bad_input():
 @parametrize_with_checks([RandomBinningFeatures(n_grids=10, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
-
 
 
 @pytest.mark.parametrize("make_map", [

@@ -17,28 +17,18 @@ def per_frequency(Z_a, Z_b):
     return m * np.einsum("ikc,jkc->ijk", A, B)
 
 
-def assert_unbiased(values, exact):
-    """Mean over independent frequencies within 5 standard errors of the kernel.
-
-    Per-frequency values cos(ωᵀ(x - y)) are iid and bounded by 1, so their
-    mean is close to normal with m = 20000; a 5-SE deviation has probability
-    < 6e-7 per pair, < 1e-4 over the ~100 pairs checked here.
-    """
-    m = values.shape[-1]
-    mean = values.mean(axis=-1)
-    se = values.std(axis=-1) / np.sqrt(m)
-    assert np.all(np.abs(mean - exact) <= 5 * se + 1e-12)
-
-
 @pytest.mark.parametrize("kernel", ["laplace", "gaussian"])
-def test_unbiased_inside_and_outside(rng, kernel):
+def test_unbiased_inside_and_outside(rng, kernel, assert_within_k_se, mean_and_se):
     X = rng.random((8, 3))
     Y = np.vstack([rng.random((6, 3)), 3.0 + rng.random((4, 3))])  # inside and outside [0,1]^3
     ls = np.array([0.3, 1.0, 2.0])
     rff = RandomFourierFeatures(kernel=kernel, lifetime=2.0, length_scale=ls,
                                 n_components=20000, random_state=1).fit(X)
     exact = laplace_kernel(X, Y, 2.0) if kernel == "laplace" else gaussian_kernel(X, Y, ls)
-    assert_unbiased(per_frequency(rff.transform(X), rff.transform(Y)), exact)
+    # Per-frequency values cos(ωᵀ(x - y)) are iid and bounded by 1: their
+    # mean over m = 20000 frequencies is normal to well beyond 5 s.e.
+    mean, se = mean_and_se(per_frequency(rff.transform(X), rff.transform(Y)))
+    assert_within_k_se(mean, exact, se, atol=1e-12)
 
 
 def test_layout_and_diagonal(rng):
@@ -52,7 +42,7 @@ def test_layout_and_diagonal(rng):
     np.testing.assert_allclose(Z[:, 1], np.sin(X @ rff.frequencies_[:, 0]) / np.sqrt(30))
 
 
-def test_error_falls_like_inverse_sqrt(rng):
+def test_error_falls_like_inverse_sqrt(rng, kernel_mse):
     """Mean squared error of k̂ is Var/m: 16 times the components, 1/16 the MSE.
 
     Averaged over 8 seeds and 190 pairs the MSE ratio concentrates near 16;
@@ -60,32 +50,30 @@ def test_error_falls_like_inverse_sqrt(rng):
     """
     X = rng.random((20, 2))
     K = laplace_kernel(X, lifetime=3.0)
-    iu = np.triu_indices(20, 1)
 
     def mse(m):
-        errs = []
-        for seed in range(8):
-            Z = RandomFourierFeatures(lifetime=3.0, n_components=m, random_state=seed).fit_transform(X)
-            errs.append(np.mean((Z @ Z.T - K)[iu] ** 2))
-        return np.mean(errs)
+        return kernel_mse(lambda seed: RandomFourierFeatures(lifetime=3.0, n_components=m,
+                                                             random_state=seed), X, K, range(8))
 
-    ratio = mse(50) / mse(800)
-    assert 10 < ratio < 26
+    assert 10 < mse(50) / mse(800) < 26
 
 
-def test_frequencies_are_cauchy_and_gaussian():
+def test_frequencies_are_cauchy_and_gaussian(assert_within_k_se):
     """Quartiles of Cauchy(0, λ) are ±λ; a Gaussian frequency has s.d. 1/ℓ.
 
-    With 200000 draws the sample quartile's s.e. is about 0.005 λ (Cauchy)
-    and the sample s.d.'s relative s.e. about 0.0016: tolerances are > 5 s.e.
+    n = 200000 Cauchy draws: a sample quantile's s.e. is √(p(1-p)/n) / f(q)
+    with density f(±λ) = 1/(2πλ).  n = 100000 Gaussian draws per dimension:
+    the sample s.d.'s s.e. is σ/√(2n).
     """
     X = np.zeros((1, 2))
-    W = RandomFourierFeatures(lifetime=4.0, n_components=100000, random_state=3).fit(X).frequencies_
+    lam = 4.0
+    W = RandomFourierFeatures(lifetime=lam, n_components=100000, random_state=3).fit(X).frequencies_
     q = np.quantile(W.ravel(), [0.25, 0.75])
-    np.testing.assert_allclose(q, [-4.0, 4.0], atol=0.1)
+    assert_within_k_se(q, [-lam, lam], np.sqrt(0.25 * 0.75 / W.size) * 2 * np.pi * lam)
     W = RandomFourierFeatures(kernel="gaussian", length_scale=[0.5, 2.0], n_components=100000,
                               random_state=3).fit(X).frequencies_
-    np.testing.assert_allclose(W.std(axis=1), [2.0, 0.5], rtol=0.01)
+    sd = np.array([2.0, 0.5])
+    assert_within_k_se(W.std(axis=1), sd, sd / np.sqrt(2 * W.shape[1]))
 
 
 def test_matches_rbfsampler_kernel(rng):

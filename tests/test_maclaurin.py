@@ -16,19 +16,6 @@ def unit_rows(rng, n, d, radius=1.0):
     return radius * X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
-def assert_unbiased(values, exact):
-    """Mean over independent random features within 5 standard errors.
-
-    The per-feature values are iid with finite variance (unit-norm inputs,
-    geometric degrees); with m = 40000 the mean is close to normal, so a
-    5-SE miss has probability < 1e-6 per pair.
-    """
-    m = values.shape[-1]
-    mean = values.mean(axis=-1)
-    se = values.std(axis=-1) / np.sqrt(m)
-    assert np.all(np.abs(mean - exact) <= 5 * se + 1e-12)
-
-
 CASES = [
     (dict(kernel="exponential", scale=2.0), lambda X, Y: exponential_kernel(X, Y, 2.0)),
     (dict(kernel="polynomial", degree=3, scale=1.5), lambda X, Y: polynomial_kernel(X, Y, 3, 1.5)),
@@ -39,7 +26,7 @@ CASES = [
 
 @pytest.mark.parametrize("params, exact", CASES)
 @pytest.mark.parametrize("h01", [False, True])
-def test_unbiased(rng, params, exact, h01):
+def test_unbiased(rng, params, exact, h01, assert_within_k_se, mean_and_se):
     X = unit_rows(rng, 6, 3)
     Y = np.vstack([unit_rows(rng, 4, 3), unit_rows(rng, 2, 3, radius=1.3)])
     m = 40000
@@ -53,8 +40,10 @@ def test_unbiased(rng, params, exact, h01):
         Zx, Zy, target = Zx[:, 1 + D:], Zy[:, 1 + D:], exact(X, Y) - exact_low
     else:
         target = exact(X, Y)
-    values = m * Zx[:, None, :] * Zy[None, :, :]
-    assert_unbiased(values, target)
+    # The per-feature values are iid with finite variance (unit-norm inputs,
+    # geometric degrees); their mean over m = 40000 is close to normal.
+    mean, se = mean_and_se(m * Zx[:, None, :] * Zy[None, :, :])
+    assert_within_k_se(mean, target, se, atol=1e-12)
 
 
 def test_coefficients():
@@ -73,10 +62,11 @@ def test_coefficients():
 
 
 @pytest.mark.parametrize("h01, low", [(False, 0), (True, 2)])
-def test_degree_distribution(h01, low):
+def test_degree_distribution(h01, low, assert_within_k_se):
     """P(N = n) = 1/2^{n+1} for p = 2 (shifted to start at 2 with H0/1).
 
-    200000 draws: each frequency's s.e. is ≤ 0.0012; 0.006 is 5 s.e.
+    n = 200000 draws: each degree's frequency has the binomial s.e.
+    √(q(1-q)/n); degrees below the lowest have q = 0 and must never occur.
     """
     rm = RandomMaclaurinFeatures(n_components=200000, h01=h01, random_state=0)
     rm.fit(np.zeros((1, 2)))
@@ -85,7 +75,7 @@ def test_degree_distribution(h01, low):
     np.testing.assert_allclose(q[low:], [0.5 ** (k + 1) for k in range(7)])
     assert np.all(q[:low] == 0)
     freq = np.bincount(rm.degrees_, minlength=low + 7)[:low + 7] / 200000
-    np.testing.assert_allclose(freq, q, atol=0.006)
+    assert_within_k_se(freq, q, np.sqrt(q * (1 - q) / 200000))
     # p = 3: P(N = n) = (2/3) 3^{-n}, normalised.
     q3 = RandomMaclaurinFeatures(p=3.0).degree_probabilities(200)
     assert abs(q3.sum() - 1) < 1e-12 and abs(q3[0] - 2 / 3) < 1e-15
@@ -119,19 +109,15 @@ def test_h01_layout(rng):
     np.testing.assert_allclose(Z[:, 1:4], X * np.sqrt(0.5))
 
 
-def test_error_falls_like_inverse_sqrt(rng):
+def test_error_falls_like_inverse_sqrt(rng, kernel_mse):
     """MSE ∝ 1/m for iid features: 16× → about 1/16 (over 10 seeds, 45 pairs; [8, 32]
     allows for the heavier-tailed spread of products of projections)."""
     X = unit_rows(rng, 10, 3)
     K = exponential_kernel(X)
-    iu = np.triu_indices(10, 1)
 
     def mse(m):
-        out = []
-        for seed in range(10):
-            Z = RandomMaclaurinFeatures(n_components=m, random_state=seed).fit_transform(X)
-            out.append(np.mean((Z @ Z.T - K)[iu] ** 2))
-        return np.mean(out)
+        return kernel_mse(lambda seed: RandomMaclaurinFeatures(n_components=m, random_state=seed),
+                          X, K, range(10))
 
     assert 8 < mse(100) / mse(1600) < 32
 

@@ -1,5 +1,7 @@
 """width_search: doubling/halving then bisection over lifetimes (paper Sec. 8.2)."""
+import importlib
 import math
+import types
 
 import numpy as np
 import pytest
@@ -36,11 +38,45 @@ def test_brackets_then_bisects(best):
     assert np.all(np.isin(np.log2(expand), np.arange(-40, 41)))
     # The final best is within a small factor of the optimum (bisection in log space).
     assert abs(math.log(res.best_lifetime / best)) < 0.02
-    assert res.best_error == min(res.errors)
     assert res.lifetimes[0] == 1.0 and res.phases[0] == "start"
-    assert np.all(np.diff(res.elapsed) >= 0)
-    assert np.all(np.diff(res.best_so_far()) <= 0)
-    assert len(res.trajectory()) == len(res.lifetimes)
+    # Every recorded error is the scorer's value at its lifetime, and the
+    # best is the lowest of them.
+    assert res.errors == [(math.log(lam) - math.log(best)) ** 2 for lam in res.lifetimes]
+    assert res.best_error == min(res.errors)
+    assert res.errors[res.lifetimes.index(res.best_lifetime)] == res.best_error
+
+
+def test_exact_trajectory():
+    """Optimum at 40 from λ₀ = 1: doubling until 64 brackets the best (32), then
+    each bisection round evaluates the geometric midpoints around the best."""
+    res = width_search(FakeMap, quadratic_in_log(40.0), None, None, None, None,
+                       n_bisections=2)
+    # Round 1 around 32 (neighbours 16, 64): 2^4.5, 2^5.5; the new best is
+    # 2^5.5 ≈ 45.3 (|log(45.3/40)| < |log(32/40)|); round 2 around it: 2^5.25, 2^5.75.
+    expected = [0, 1, 2, 3, 4, 5, 6, 4.5, 5.5, 5.25, 5.75]
+    np.testing.assert_allclose(np.log2(res.lifetimes), expected, rtol=0, atol=1e-12)
+    assert res.phases == ["start"] + 6 * ["expand"] + 4 * ["bisect"]
+    assert res.best_lifetime == res.lifetimes[9]
+
+
+def test_elapsed_is_measured_from_the_start(monkeypatch):
+    """``elapsed[i]`` is the clock at the end of evaluation i minus the clock at
+    the start: with a fake clock that each evaluation advances by its
+    lifetime, it is the running sum of the lifetimes."""
+    clock = [1000.0]
+    module = importlib.import_module("mondrian.width_search")
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+
+    def timed(lam_tr, y_tr, lam_val, y_val):
+        clock[0] += lam_tr
+        return (math.log(lam_tr) - math.log(5.0)) ** 2
+
+    res = width_search(FakeMap, timed, None, None, None, None, n_bisections=2)
+    np.testing.assert_allclose(res.elapsed, np.cumsum(res.lifetimes), rtol=1e-12)
+    # The running best error (Fig. 8's curve) at each evaluation.
+    np.testing.assert_array_equal(res.best_so_far(),
+                                  [min(res.errors[:i + 1]) for i in range(len(res.errors))])
+    assert res.trajectory() == list(zip(res.lifetimes, res.errors, res.elapsed))
 
 
 def test_direction_of_expansion():
