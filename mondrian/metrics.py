@@ -38,7 +38,7 @@ def relative_error(y_true: ArrayLike, y_pred: ArrayLike) -> float:
 
 
 def relative_error_from_mse(mse: ArrayLike, y_true: ArrayLike) -> np.ndarray | float:
-    """:func:`relative_error` from a mean squared error over the points of ``y_true``.
+    """:func:`~mondrian.metrics.relative_error` from a mean squared error over ``y_true``.
 
     Since ‖ŷ - y‖₂² = n·MSE, the metric is 100·√(n·MSE) / ‖y‖₂; the path
     estimators record validation MSEs per lifetime and alpha, and this turns

@@ -76,7 +76,7 @@ class WidthSearchResult:
 
 
 def ridge_scorer(alpha: float = 1e-4) -> Callable[[Any, np.ndarray, Any, np.ndarray], float]:
-    """A scorer for :func:`width_search`: ridge regression on the features,
+    """A scorer for :func:`~mondrian.width_search.width_search`: ridge regression on the features,
     target centred by its training mean, validation error in the paper's
     metric 100·‖ŷ − y‖/‖y‖ (Sec. 8, :func:`mondrian.metrics.relative_error`).
 

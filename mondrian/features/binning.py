@@ -71,7 +71,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     --------
     mondrian.MondrianFeatures : the Mondrian kernel, a data-adapted
         partition approximating the same kernel.
-    mondrian.kernels.laplace_kernel : the exact kernel.
+    mondrian.laplace_kernel : the exact kernel.
 
     Examples
     --------

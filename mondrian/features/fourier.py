@@ -75,7 +75,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    mondrian.kernels.laplace_kernel, mondrian.kernels.gaussian_kernel :
+    mondrian.laplace_kernel, mondrian.gaussian_kernel :
         the exact kernels.
     sklearn.kernel_approximation.RBFSampler : the Gaussian case with random phases.
 

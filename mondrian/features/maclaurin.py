@@ -124,8 +124,8 @@ class RandomMaclaurinFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     See Also
     --------
-    mondrian.kernels.exponential_kernel, mondrian.kernels.polynomial_kernel,
-    mondrian.kernels.dot_product_kernel : the exact kernels.
+    mondrian.exponential_kernel, mondrian.polynomial_kernel,
+    mondrian.dot_product_kernel : the exact kernels.
 
     Examples
     --------
