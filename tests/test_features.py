@@ -88,12 +88,13 @@ def test_root_split_time_is_exponential():
     L = 1.5
     M = 20000
     mf = MondrianFeatures(n_trees=M, lifetime=50.0, random_state=6).fit(X)
-    t = np.array([tree.split_time[0] for tree in mf.trees_])
+    forest = mf.forest_
+    t = forest.tau[forest.roots]
     assert np.all(np.isfinite(t))  # P(no split by 50) = exp(-75)
     # Mean of Exp(L) is 1/L with standard deviation 1/L: 5 standard errors.
     assert abs(t.mean() - 1 / L) <= 5 / L / np.sqrt(M)
     # Dimension chosen with probability extent/L: dim 0 with 1/1.5.
-    dims = np.array([tree.feature[0] for tree in mf.trees_])
+    dims = forest.feature[forest.roots]
     p = 1.0 / L
     assert abs(np.mean(dims == 0) - p) <= 5 * np.sqrt(p * (1 - p) / M)
 
@@ -157,32 +158,49 @@ def test_partitions_refine_with_lifetime(rng):
 
 
 def test_tree_structure_invariants(rng):
+    # Global node ids: tree m owns [node_offset[m], node_offset[m+1]), root first.
     X = rng.random((120, 3))
     X[:, 2] = 0.25  # a constant column never gets cut
     mf = MondrianFeatures(n_trees=8, lifetime=6.0, random_state=3).fit(X)
-    for t in mf.trees_:
-        perm, start, end = t.perm, t.start, t.end
+    f = mf.forest_
+    off, perm_all = f.node_offset, f.perm
+    assert off[0] == 0 and off[-1] == f.n_nodes and np.all(np.diff(off) >= 1)
+    for m in range(f.n_trees):
+        perm = perm_all[m]
         assert np.array_equal(np.sort(perm), np.arange(120))
-        assert start[0] == 0 and end[0] == 120 and t.parent[0] == -1
-        for j in range(t.n_nodes):
-            pts = X[perm[start[j]:end[j]]]
-            assert np.array_equal(t.lower[j], pts.min(axis=0))
-            assert np.array_equal(t.upper[j], pts.max(axis=0))
-            left, right = t.left[j], t.right[j]
+        root = off[m]
+        assert f.start[root] == 0 and f.end[root] == 120 and f.parent[root] == -1
+        for j in range(off[m], off[m + 1]):
+            assert f.tree_of[j] == m
+            pts = X[perm[f.start[j]:f.end[j]]]
+            assert np.array_equal(f.lower[j], pts.min(axis=0))
+            assert np.array_equal(f.upper[j], pts.max(axis=0))
+            left, right = f.left[j], f.right[j]
             if left < 0:
-                assert right < 0 and np.isinf(t.split_time[j]) and t.feature[j] == -1
+                assert right < 0 and np.isinf(f.tau[j]) and f.feature[j] == -1
                 continue
-            f, a = t.feature[j], t.threshold[j]
-            assert f != 2
-            assert t.lower[j, f] <= a < t.upper[j, f]
-            assert t.split_time[j] <= t.lifetime
-            assert t.parent[left] == j and t.parent[right] == j
-            assert start[left] == start[j] and end[left] == start[right] and end[right] == end[j]
-            assert np.all(X[perm[start[left]:end[left]], f] <= a)
-            assert np.all(X[perm[start[right]:end[right]], f] > a)
-            p = t.parent[j]
+            assert off[m] < left < off[m + 1] and off[m] < right < off[m + 1]
+            d, a = f.feature[j], f.threshold[j]
+            assert d != 2
+            assert f.lower[j, d] <= a < f.upper[j, d]
+            assert f.tau[j] <= f.lifetime
+            assert f.parent[left] == j and f.parent[right] == j and j < left and j < right
+            assert (f.start[left] == f.start[j] and f.end[left] == f.start[right]
+                    and f.end[right] == f.end[j])
+            assert np.all(X[perm[f.start[left]:f.end[left]], d] <= a)
+            assert np.all(X[perm[f.start[right]:f.end[right]], d] > a)
+            p = f.parent[j]
             if p >= 0:
-                assert t.split_time[j] >= t.split_time[p]
+                assert f.tau[j] >= f.tau[p]
+    # trees_ gives the same trees in local ids.
+    for m, t in enumerate(mf.trees_):
+        lo = off[m]
+        assert t.n_nodes == off[m + 1] - lo
+        for name in ("parent", "left", "right"):
+            g = getattr(f, name)[lo:off[m + 1]]
+            np.testing.assert_array_equal(getattr(t, name), np.where(g >= 0, g - lo, -1))
+        np.testing.assert_array_equal(t.split_time, f.tau[lo:off[m + 1]])
+        np.testing.assert_array_equal(t.perm, perm_all[m])
 
 
 def test_same_seed_same_features_for_any_thread_count(rng):
@@ -206,9 +224,9 @@ def test_random_state_kinds(rng):
     gen = np.random.default_rng(0)
     c = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=gen)
     c.fit(X)  # a Generator is consumed: a second fit draws new trees
-    first = [t.split_time[0] for t in c.trees_]
+    first = c.forest_.tau[c.forest_.roots].copy()
     c.fit(X)
-    assert first != [t.split_time[0] for t in c.trees_]
+    assert not np.array_equal(first, c.forest_.tau[c.forest_.roots])
     # A RandomState seeds the forest from its stream, as scikit-learn does.
     d = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=np.random.RandomState(0))
     e = MondrianFeatures(n_trees=4, lifetime=2.0, random_state=np.random.RandomState(0))
@@ -222,33 +240,36 @@ def test_pickle_round_trip(rng):
     mf2 = pickle.loads(pickle.dumps(mf))
     for lam in (None, 1.0):
         assert (mf.transform(new, lam) != mf2.transform(new, lam)).nnz == 0
-    for t1, t2 in zip(mf.trees_, mf2.trees_):
-        for name in ("parent", "left", "right", "feature", "threshold", "split_time",
-                     "lower", "upper", "start", "end", "perm"):
-            assert np.array_equal(getattr(t1, name), getattr(t2, name))
+    for name in ("node_offset", "tree_of", "parent", "left", "right", "feature", "threshold",
+                 "tau", "lower", "upper", "start", "end", "perm", "X"):
+        assert np.array_equal(getattr(mf.forest_, name), getattr(mf2.forest_, name))
     # Continuing the trees after unpickling gives the same forest as without pickling.
     mf.extend(6.0)
     mf2.extend(6.0)
     assert (mf.transform(new) != mf2.transform(new)).nnz == 0
 
 
-def test_corrupt_tree_state_is_rejected(rng):
-    mf = MondrianFeatures(n_trees=1, lifetime=4.0, random_state=0).fit(rng.random((20, 2)))
-    tree = mf.trees_[0]
-    cls, args, state = tree.__reduce__()
-    bad = dict(state, left=np.full_like(state["left"], 10**6))
-    with pytest.raises(ValueError, match="inconsistent"):
-        cls(*args).__setstate__(bad)
-    with pytest.raises(ValueError, match="lower"):
-        cls(*args).__setstate__(dict(state, lower=state["lower"][:, :1].copy()))
-    with pytest.raises(ValueError, match="int64"):
-        cls(*args).__setstate__(dict(state, perm=state["perm"].astype(np.int32)))
-
-
 def test_tree_arrays_are_read_only(rng):
     mf = MondrianFeatures(n_trees=1, lifetime=1.0, random_state=0).fit(rng.random((20, 2)))
     with pytest.raises(ValueError):
+        mf.forest_.threshold[0] = 1.0
+    with pytest.raises(ValueError):
         mf.trees_[0].threshold[0] = 1.0
+
+
+def test_fit_copies_X_so_extend_ignores_later_changes(rng):
+    # The forest keeps its own copy of the training points: changing the
+    # caller's array after fit must not corrupt extend (it did when the
+    # estimator kept a reference to X).
+    X = rng.random((100, 3))
+    new = rng.random((20, 3))
+    ref = MondrianFeatures(n_trees=10, lifetime=1.0, random_state=0).fit(X.copy()).extend(5.0)
+    mf = MondrianFeatures(n_trees=10, lifetime=1.0, random_state=0).fit(X)
+    X[:] = rng.random((100, 3)) * 10
+    mf.extend(5.0)
+    a, b = mf.transform(new), ref.transform(new)
+    assert a.shape == b.shape and (a != b).nnz == 0
+    assert (mf.training_features() != ref.training_features()).nnz == 0
 
 
 def test_extend_keeps_cells_and_is_unbiased():

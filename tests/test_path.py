@@ -312,3 +312,19 @@ def test_cg_path_does_not_depend_on_the_thread_count(problem):
             np.testing.assert_array_equal(s0, s1)
             np.testing.assert_array_equal(w0, w1)
             np.testing.assert_array_equal(p0, p1)
+
+
+def test_events_and_learners_read_the_forest_without_copies(problem):
+    # split_events keeps the C forest and views of its arrays; the learners
+    # read its C arrays directly, and both pin it against growth in place.
+    _, y, mf, ev = problem
+    f = mf.forest_
+    assert ev.forest is f
+    for view in (ev.node_offset, ev.roots, ev.tree_of):
+        assert view.base is f and not view.flags.writeable
+    np.testing.assert_array_equal(ev.roots, ev.node_offset[:-1])
+    path = CGRidgePath(ev, y, [0.1])
+    assert path._state.forest is f
+    with pytest.raises(BufferError):
+        f.extend(f.lifetime + 1.0)
+    assert f.lifetime == mf.lifetime_

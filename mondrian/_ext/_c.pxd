@@ -1,5 +1,5 @@
 # Declarations of the C core (c/*.h); no code.
-from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uint32_t
 
 cdef extern from "numpy/random/bitgen.h":
     ctypedef struct bitgen_t:
@@ -19,11 +19,15 @@ cdef extern from "c/common.h":
         MT_ERR_STATE
     mt_index MT_NONE
 
-cdef extern from "c/tree.h" nogil:
-    ctypedef struct mt_tree:
+cdef extern from "c/forest.h" nogil:
+    ctypedef struct mt_forest:
+        size_t n_trees
         size_t n_features
+        double lifetime
         size_t n_nodes
-        size_t capacity
+        size_t node_capacity
+        mt_index *node_offset
+        mt_index *tree_of
         mt_index *parent
         mt_index *left
         mt_index *right
@@ -35,39 +39,46 @@ cdef extern from "c/tree.h" nogil:
         double *lower
         double *upper
         size_t n_points
+        size_t point_capacity
+        double *X
         mt_index *perm
-        double lifetime
+        double *rotation
+        double *center
 
-    void mt_tree_init(mt_tree *tree, size_t n_features)
-    void mt_tree_free(mt_tree *tree)
-    int mt_tree_reserve(mt_tree *tree, size_t capacity)
-    int mt_tree_reserve_points(mt_tree *tree, size_t n_points)
-    int mt_tree_check(const mt_tree *tree)
-    int mt_forest_grow(mt_tree **trees, bitgen_t **rngs, size_t n_trees,
-                       const double *X, size_t n, size_t d, double lifetime,
-                       int extend, int n_threads)
+    int mt_forest_init(mt_forest *f, size_t n_trees, size_t n_features)
+    void mt_forest_free(mt_forest *f)
+    int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
+    int mt_forest_reserve_points(mt_forest *f, size_t capacity)
+    int mt_forest_append_points(mt_forest *f, const double *X, size_t n)
+    void mt_forest_clear(mt_forest *f)
+    int mt_forest_copy(mt_forest *dst, const mt_forest *src)
+    int mt_forest_check(const mt_forest *f)
+
+cdef extern from "c/grow.h" nogil:
+    int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
+    int mt_forest_extend(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
 
 cdef extern from "c/lookup.h" nogil:
-    double mt_box_gap(const double *x, const double *lo, const double *hi, size_t d)
-    mt_index mt_tree_active_columns(const mt_tree *tree, double lam,
-                                    mt_index *col_of_node)
+    int mt_forest_active_columns(const mt_forest *f, double lam, mt_index *col_of_node,
+                                 mt_index *col_offset)
 
 cdef extern from "c/features.h" nogil:
-    int mt_forest_columns(mt_tree **trees, size_t n_trees, double lam,
-                          const mt_index *node_offset, mt_index *col_of_node,
-                          mt_index *col_offset)
-    int mt_forest_features(mt_tree **trees, size_t n_trees,
-                           const double *X, size_t n, size_t d, double lam,
-                           const mt_index *node_offset, const mt_index *col_of_node,
+    int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
+                           double lam, const mt_index *col_of_node,
                            const mt_index *col_offset, double scale,
                            int32_t *indices32, mt_index *indices64, double *data,
                            int n_threads)
-    int mt_forest_features_fitted(mt_tree **trees, size_t n_trees, double lam,
-                                  const mt_index *node_offset,
-                                  const mt_index *col_of_node,
-                                  const mt_index *col_offset, double scale,
-                                  int32_t *indices32, mt_index *indices64,
+    int mt_forest_features_fitted(const mt_forest *f, double lam,
+                                  const mt_index *col_of_node, const mt_index *col_offset,
+                                  double scale, int32_t *indices32, mt_index *indices64,
                                   double *data, int n_threads)
-    int mt_forest_gram(mt_tree **trees, size_t n_trees, double lam,
-                       const mt_index *node_offset, const mt_index *col_of_node,
+    int mt_forest_gram(const mt_forest *f, double lam, const mt_index *col_of_node,
                        const mt_index *col_offset, double *gram, int n_threads)
+
+cdef extern from "c/events.h" nogil:
+    size_t mt_forest_n_events(const mt_forest *f)
+    int mt_forest_events(const mt_forest *f, mt_index *nodes, double *times,
+                         mt_index *left, mt_index *right, mt_index *tree)
+    int mt_forest_node_sums(const mt_forest *f, const double *values, double *out)
+    int mt_forest_train_slices(const mt_forest *f, const uint8_t *is_train, size_t n_train,
+                               int32_t *ptrain, mt_index *tstart, mt_index *tend)

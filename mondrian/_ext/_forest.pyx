@@ -1,416 +1,765 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Cython seam over the C Mondrian-forest core (``c/tree.h``, ``c/features.h``).
+"""The Mondrian forest: one C struct (``c/forest.h``) behind one extension type.
 
-This module owns C memory through :class:`MondrianTree`, converts C status
-codes into Python exceptions, and releases the GIL around every C kernel.
+:class:`Forest` owns the C forest -- the M trees in one global node
+numbering, its own copy of the points they were grown on, the per-tree point
+permutations -- and the M numpy bit generators the trees draw from.  It grows
+the trees (``c/grow.h``, GIL released, one stream per tree so results do not
+depend on the thread count), computes the feature matrix and Gram matrix
+(``c/features.h``) and what the kernel-width path reads (``c/events.h``),
+pickles, and validates pickled state in C (``mt_forest_check``).  Other
+Cython modules ``cimport`` it (``_forest.pxd``) and read the C arrays
+directly; Python reads them through read-only numpy views.
+
+Views and growth.  A view is created on every property access, without a
+copy: its memory is the C array's and its ``base`` is the Forest, which it
+keeps alive.  Growing in place (:meth:`Forest.extend`, :meth:`Forest.fit`,
+``reserve_*``) may move the arrays, so -- as ``bytearray`` refuses to resize
+while buffers are exported -- it raises ``BufferError`` while any object
+that reads the arrays lives: the views (tracked by weak references; a slice
+of a view keeps the view alive, so it counts too), the split events and the
+path learners (registered with :meth:`Forest.pin`).  Callers that must grow
+a shared forest grow a :meth:`Forest.copy` instead
+(``MondrianFeatures.extend`` does), so every existing view, event list and
+learner keeps reading the trees it was made from.
+
 Argument validation of user input happens in the Python layer
-(:mod:`mondrian.features`); the checks here guard memory safety only.
+(:mod:`mondrian.features`); the checks here guard memory safety.
 """
+import copy as _copy
+import weakref
+
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
-from libc.math cimport isinf
-from libc.stdint cimport int32_t
+from libc.math cimport isinf, sqrt
+from libc.stdint cimport int32_t, uint8_t
 
 import numpy as np
+cimport numpy as cnp
 
 from ._status cimport check_status
 from ._c cimport (
-    bitgen_t, mt_index, mt_tree, MT_OK, mt_tree_init, mt_tree_free,
-    mt_tree_reserve, mt_tree_reserve_points, mt_tree_check, mt_forest_grow,
-    mt_tree_active_columns, mt_forest_columns, mt_forest_features,
-    mt_forest_features_fitted, mt_forest_gram,
+    bitgen_t, mt_index, mt_forest, MT_OK, MT_ERR_NOMEM, mt_forest_init, mt_forest_free,
+    mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
+    mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
+    mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
+    mt_forest_gram, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
+    mt_forest_train_slices,
 )
 
-__all__ = ["MondrianTree", "grow_forest", "forest_columns", "forest_features", "forest_gram"]
+cnp.import_array()
 
-_STATE_VERSION = 1
+__all__ = ["Forest"]
 
-
-cdef void _copy_index(mt_index *dst, const mt_index[::1] src):
-    if src.shape[0] > 0:
-        memcpy(dst, &src[0], src.shape[0] * sizeof(mt_index))
-
-
-cdef void _copy_double(double *dst, const double[::1] src):
-    if src.shape[0] > 0:
-        memcpy(dst, &src[0], src.shape[0] * sizeof(double))
+_STATE_VERSION = 2
+_INDEX_ARRAYS = ("tree_of", "parent", "left", "right", "feature", "start", "end")
+_DOUBLE_ARRAYS = ("threshold", "tau")
 
 
-cdef class MondrianTree:
-    """One Mondrian tree grown on data, stored in C (read-only from Python).
+cdef class Forest:
+    """M Mondrian trees grown on data, stored in C in one node numbering.
 
-    Nodes are numbered from 0 (the root).  Every array returned by the
-    properties is a read-only copy, indexed by node id.
-
-    Attributes
+    Parameters
     ----------
+    n_trees : int
+        Number of trees M.
     n_features : int
         Input dimension D.
-    n_nodes : int
-        Number of nodes (internal nodes and leaves).
-    n_points : int
-        Number of training points the tree was grown on.
-    lifetime : float
-        The time up to which the tree has been grown.
+
+    Node j of the forest belongs to tree ``tree_of[j]``; tree m's nodes are
+    ``node_offset[m] <= j < node_offset[m + 1]``, its root first.  The node
+    arrays (``parent``, ``left``, ``right``: global ids, -1 for none;
+    ``feature``, ``threshold``, ``tau`` (split time, inf for a leaf),
+    ``lower``/``upper`` (data boxes), ``start``/``end`` (the node's points
+    are ``perm[m, start:end]``)), the points ``X`` and the permutations
+    ``perm`` (M x n_points) are read-only views of the C memory (see the
+    module docstring for their lifetime rules).
     """
 
-    cdef mt_tree tree
-
-    def __cinit__(self, Py_ssize_t n_features):
-        if n_features < 1:
-            raise ValueError(f"n_features must be >= 1, got {n_features}")
-        mt_tree_init(&self.tree, <size_t>n_features)
+    def __cinit__(self, Py_ssize_t n_trees, Py_ssize_t n_features):
+        if n_trees < 1 or n_features < 1:
+            raise ValueError(f"a forest needs n_trees >= 1 and n_features >= 1, got "
+                             f"{n_trees} and {n_features}")
+        self._pins = []
+        self._prune_at = 64
+        self._bit_generators = ()
+        self._events = None
+        check_status(mt_forest_init(&self.f, <size_t>n_trees, <size_t>n_features),
+                     f"Forest({n_trees} trees, {n_features} features)")
 
     def __dealloc__(self):
-        mt_tree_free(&self.tree)
+        mt_forest_free(&self.f)
+
+    # -- sizes -------------------------------------------------------------
+    @property
+    def n_trees(self):
+        return self.f.n_trees
 
     @property
     def n_features(self):
-        return self.tree.n_features
+        return self.f.n_features
 
     @property
     def n_nodes(self):
-        return self.tree.n_nodes
+        return self.f.n_nodes
+
+    @property
+    def n_leaves(self):
+        """Number of leaves (cells at the forest's lifetime)."""
+        return (self.f.n_nodes + self.f.n_trees) // 2 if self.f.n_nodes else 0
 
     @property
     def n_points(self):
-        return self.tree.n_points
+        return self.f.n_points
+
+    @property
+    def node_capacity(self):
+        return self.f.node_capacity
+
+    @property
+    def point_capacity(self):
+        return self.f.point_capacity
 
     @property
     def lifetime(self):
-        return self.tree.lifetime
+        """The time up to which the trees are grown."""
+        return self.f.lifetime
 
-    cdef object _index_array(self, mt_index *ptr, size_t n):
-        out = np.empty(n, dtype=np.int64)
-        cdef mt_index[::1] view = out
-        if n > 0:
-            memcpy(&view[0], ptr, n * sizeof(mt_index))
-        out.flags.writeable = False
-        return out
+    @property
+    def bit_generators(self):
+        """The trees' numpy bit generators (tree m draws from the m-th)."""
+        return self._bit_generators
 
-    cdef object _double_array(self, double *ptr, size_t n, size_t d):
-        cdef size_t total = n * (d if d > 0 else 1)
-        if d > 0:
-            shape = (n, d)
-        else:
-            shape = (n,)
-        out = np.empty(shape, dtype=np.float64)
-        cdef double[::1] view = out.reshape(-1)
-        if total > 0:
-            memcpy(&view[0], ptr, total * sizeof(double))
-        out.flags.writeable = False
-        return out
+    # -- pins and views ----------------------------------------------------
+    cpdef pin(self, object obj):
+        """Register ``obj`` as reading this forest's arrays: growth in place
+        raises ``BufferError`` while ``obj`` lives (held by weak reference)."""
+        if len(self._pins) >= self._prune_at:
+            self._pins = [r for r in self._pins if r() is not None]
+            self._prune_at = max(64, 2 * len(self._pins))
+        self._pins.append(weakref.ref(obj))
+
+    @property
+    def shared(self):
+        """True while a view, event list or learner of the arrays lives."""
+        return any(r() is not None for r in self._pins)
+
+    cdef int _begin_read(self) except -1:
+        if self._growing:
+            raise RuntimeError("the forest is being grown by another thread")
+        self._readers += 1
+        return 0
+
+    cdef void _end_read(self) noexcept:
+        self._readers -= 1
+
+    cdef int _begin_growth(self) except -1:
+        if self._growing or self._readers:
+            raise RuntimeError("the forest is in use by another thread")
+        live = sum(r() is not None for r in self._pins)
+        if live:
+            raise BufferError(
+                f"cannot grow the forest in place: {live} view(s), event list(s) or "
+                f"learner(s) read its arrays; delete them or grow a copy()")
+        self._pins = []
+        self._growing = True
+        self._events = None
+        return 0
+
+    cdef object _view(self, void *data, int typenum, int nd, cnp.npy_intp *shape,
+                      cnp.npy_intp *strides):
+        """A read-only ndarray over C memory, base = self, pinned."""
+        cdef cnp.npy_intp size = 1
+        cdef int k
+        for k in range(nd):
+            size *= shape[k]
+        if size == 0 or data == NULL:
+            out = np.empty(tuple(shape[k] for k in range(nd)),
+                           dtype=np.int64 if typenum == cnp.NPY_INT64 else np.float64)
+            out.flags.writeable = False
+            return out
+        arr = cnp.PyArray_New(np.ndarray, nd, shape, typenum, strides, data, 0, 0, None)
+        cnp.set_array_base(arr, self)
+        cnp.PyArray_CLEARFLAGS(arr, cnp.NPY_ARRAY_WRITEABLE)
+        self.pin(arr)
+        return arr
+
+    cdef object _index_view(self, mt_index *data, size_t n):
+        cdef cnp.npy_intp shape[1]
+        cdef cnp.npy_intp strides[1]
+        shape[0] = <cnp.npy_intp>n
+        strides[0] = sizeof(mt_index)
+        return self._view(data, cnp.NPY_INT64, 1, shape, strides)
+
+    cdef object _double_view(self, double *data, size_t n, size_t d):
+        cdef cnp.npy_intp shape[2]
+        cdef cnp.npy_intp strides[2]
+        shape[0] = <cnp.npy_intp>n
+        shape[1] = <cnp.npy_intp>d
+        strides[0] = <cnp.npy_intp>(d * sizeof(double))
+        strides[1] = sizeof(double)
+        if d == 0:
+            strides[0] = sizeof(double)
+            return self._view(data, cnp.NPY_FLOAT64, 1, shape, strides)
+        return self._view(data, cnp.NPY_FLOAT64, 2, shape, strides)
+
+    @property
+    def node_offset(self):
+        """Tree m's nodes are ``node_offset[m] <= j < node_offset[m + 1]``."""
+        return self._index_view(self.f.node_offset, self.f.n_trees + 1)
+
+    @property
+    def roots(self):
+        """Global id of every tree's root (``node_offset[:-1]``)."""
+        return self._index_view(self.f.node_offset, self.f.n_trees)
+
+    @property
+    def tree_of(self):
+        """Tree of each node."""
+        return self._index_view(self.f.tree_of, self.f.n_nodes)
 
     @property
     def parent(self):
-        """Parent of each node; -1 for the root."""
-        return self._index_array(self.tree.parent, self.tree.n_nodes)
+        """Parent of each node (global id); -1 for a root."""
+        return self._index_view(self.f.parent, self.f.n_nodes)
 
     @property
     def left(self):
-        """Child with ``x[feature] <= threshold``; -1 for a leaf."""
-        return self._index_array(self.tree.left, self.tree.n_nodes)
+        """Child with ``x[feature] <= threshold`` (global id); -1 for a leaf."""
+        return self._index_view(self.f.left, self.f.n_nodes)
 
     @property
     def right(self):
-        """Child with ``x[feature] > threshold``; -1 for a leaf."""
-        return self._index_array(self.tree.right, self.tree.n_nodes)
+        """Child with ``x[feature] > threshold`` (global id); -1 for a leaf."""
+        return self._index_view(self.f.right, self.f.n_nodes)
 
     @property
     def feature(self):
         """Split dimension of each node; -1 for a leaf."""
-        return self._index_array(self.tree.feature, self.tree.n_nodes)
-
-    @property
-    def threshold(self):
-        """Cut location of each split (meaningless for leaves)."""
-        return self._double_array(self.tree.threshold, self.tree.n_nodes, 0)
-
-    @property
-    def split_time(self):
-        """Split time tau of each node; ``inf`` for a leaf."""
-        return self._double_array(self.tree.tau, self.tree.n_nodes, 0)
-
-    @property
-    def lower(self):
-        """Lower corner of each node's training-data box, shape (n_nodes, D)."""
-        return self._double_array(self.tree.lower, self.tree.n_nodes, self.tree.n_features)
-
-    @property
-    def upper(self):
-        """Upper corner of each node's training-data box, shape (n_nodes, D)."""
-        return self._double_array(self.tree.upper, self.tree.n_nodes, self.tree.n_features)
+        return self._index_view(self.f.feature, self.f.n_nodes)
 
     @property
     def start(self):
-        """First position of each node's points in :attr:`perm`."""
-        return self._index_array(self.tree.start, self.tree.n_nodes)
+        """First position of each node's points in its tree's row of :attr:`perm`."""
+        return self._index_view(self.f.start, self.f.n_nodes)
 
     @property
     def end(self):
-        """One past the last position of each node's points in :attr:`perm`."""
-        return self._index_array(self.tree.end, self.tree.n_nodes)
+        """One past the last position of each node's points."""
+        return self._index_view(self.f.end, self.f.n_nodes)
+
+    @property
+    def threshold(self):
+        """Cut location of each split (0 for a leaf)."""
+        return self._double_view(self.f.threshold, self.f.n_nodes, 0)
+
+    @property
+    def tau(self):
+        """Split time of each node; ``inf`` for a leaf."""
+        return self._double_view(self.f.tau, self.f.n_nodes, 0)
+
+    @property
+    def lower(self):
+        """Lower corner of each node's data box, shape (n_nodes, D)."""
+        return self._double_view(self.f.lower, self.f.n_nodes, self.f.n_features)
+
+    @property
+    def upper(self):
+        """Upper corner of each node's data box, shape (n_nodes, D)."""
+        return self._double_view(self.f.upper, self.f.n_nodes, self.f.n_features)
+
+    @property
+    def X(self):
+        """The forest's own copy of the points, shape (n_points, D)."""
+        return self._double_view(self.f.X, self.f.n_points, self.f.n_features)
 
     @property
     def perm(self):
-        """Permutation of the training points; node j holds ``perm[start[j]:end[j]]``."""
-        return self._index_array(self.tree.perm, self.tree.n_points)
+        """Point permutations, shape (M, n_points): node j of tree m holds
+        the points ``perm[m, start[j]:end[j]]``."""
+        cdef cnp.npy_intp shape[2]
+        cdef cnp.npy_intp strides[2]
+        shape[0] = <cnp.npy_intp>self.f.n_trees
+        shape[1] = <cnp.npy_intp>self.f.n_points
+        strides[0] = <cnp.npy_intp>(self.f.point_capacity * sizeof(mt_index))
+        strides[1] = sizeof(mt_index)
+        return self._view(self.f.perm, cnp.NPY_INT64, 2, shape, strides)
 
-    def active_columns(self, double lifetime):
-        """Number the active cells at ``lifetime``.
+    def tree(self, Py_ssize_t m):
+        """Tree ``m`` as a :class:`TreeView` (node ids local to the tree)."""
+        if not 0 <= m < <Py_ssize_t>self.f.n_trees:
+            raise IndexError(f"tree index {m} out of range for {self.f.n_trees} trees")
+        return TreeView(self, m)
 
-        Returns an int64 array over nodes: the cell's column within this tree,
-        or -1 for nodes that are not active at ``lifetime``.
-        """
-        if not (0.0 <= lifetime <= self.tree.lifetime):
-            raise ValueError(
-                f"lifetime must be in [0, {self.tree.lifetime}], got {lifetime}")
-        out = np.empty(self.tree.n_nodes, dtype=np.int64)
-        cdef mt_index[::1] view = out
-        if self.tree.n_nodes > 0:
+    # -- growth ------------------------------------------------------------
+    def fit(self, X, double lifetime, bit_generators, int n_threads=1):
+        """Copy ``X`` (C-contiguous float64, shape (n, D)) into the forest
+        and grow every tree on it up to ``lifetime``, tree m drawing from
+        ``bit_generators[m]`` (numpy BitGenerators, kept by the forest).
+        Returns self."""
+        cdef const double[:, ::1] Xv = X
+        if Xv.shape[0] < 1 or <size_t>Xv.shape[1] != self.f.n_features:
+            raise ValueError(f"X must have shape (n >= 1, {self.f.n_features}), got "
+                             f"{tuple(X.shape)}")
+        if not (lifetime >= 0.0) or isinf(lifetime):
+            raise ValueError(f"lifetime must be finite and >= 0, got {lifetime}")
+        gens = _check_bit_generators(bit_generators, self.f.n_trees)
+        cdef int status
+        self._begin_growth()
+        try:
+            mt_forest_clear(&self.f)
+            check_status(mt_forest_append_points(&self.f, &Xv[0, 0], <size_t>Xv.shape[0]),
+                         f"Forest.fit: copying {Xv.shape[0]} x {Xv.shape[1]} points")
+            self._bit_generators = gens
+            self._grow(lifetime, n_threads, False)
+        finally:
+            self._growing = False
+        return self
+
+    def extend(self, double lifetime, int n_threads=1):
+        """Continue every tree up to ``lifetime`` (>= :attr:`lifetime`), each
+        from its own stream (memorylessness, ``c/grow.h``).  Node ids within
+        a tree are kept, so a global id moves by its tree's change of
+        ``node_offset``.  Raises ``BufferError`` if the forest is shared."""
+        if self.f.n_nodes == 0:
+            raise ValueError("the forest has no trees to extend; fit it first")
+        if not (lifetime >= self.f.lifetime) or isinf(lifetime):
+            raise ValueError(f"lifetime must be finite and >= {self.f.lifetime}, got "
+                             f"{lifetime}")
+        self._begin_growth()
+        try:
+            self._grow(lifetime, n_threads, True)
+        finally:
+            self._growing = False
+        return self
+
+    cdef _grow(self, double lifetime, int n_threads, bint extend):
+        cdef Py_ssize_t m, M = self.f.n_trees
+        cdef bitgen_t **rngs = <bitgen_t **>malloc(M * sizeof(bitgen_t *))
+        cdef int status
+        if rngs == NULL:
+            raise MemoryError(f"Forest: {M} bit-generator pointers")
+        locks = []
+        try:
+            for m in range(M):
+                rngs[m] = <bitgen_t *>PyCapsule_GetPointer(
+                    self._bit_generators[m].capsule, "BitGenerator")
+            for m in range(M):
+                lock = self._bit_generators[m].lock
+                lock.acquire()
+                locks.append(lock)
             with nogil:
-                mt_tree_active_columns(&self.tree, lifetime, &view[0])
+                if extend:
+                    status = mt_forest_extend(&self.f, lifetime, rngs, n_threads)
+                else:
+                    status = mt_forest_fit(&self.f, lifetime, rngs, n_threads)
+        finally:
+            for lock in locks:
+                lock.release()
+            free(rngs)
+        check_status(status, "Forest.extend" if extend else "Forest.fit",
+                     "the forest has no points or the lifetime is invalid")
+
+    def reserve_nodes(self, Py_ssize_t capacity):
+        """Make room for ``capacity`` nodes (raises ``BufferError`` if shared)."""
+        if capacity < 0:
+            raise ValueError(f"capacity must be >= 0, got {capacity}")
+        self._begin_growth()
+        try:
+            status = mt_forest_reserve_nodes(&self.f, <size_t>capacity)
+        finally:
+            self._growing = False
+        nbytes = capacity * (7 * 8 + 2 * 8 + 2 * 8 * self.f.n_features)
+        check_status(status, f"Forest.reserve_nodes: {capacity} nodes ({nbytes} bytes)")
+
+    def reserve_points(self, Py_ssize_t capacity):
+        """Make room for ``capacity`` points in X and in every permutation
+        row (raises ``BufferError`` if shared)."""
+        if capacity < 0:
+            raise ValueError(f"capacity must be >= 0, got {capacity}")
+        self._begin_growth()
+        try:
+            status = mt_forest_reserve_points(&self.f, <size_t>capacity)
+        finally:
+            self._growing = False
+        nbytes = capacity * 8 * (self.f.n_features + self.f.n_trees)
+        check_status(status, f"Forest.reserve_points: {capacity} points ({nbytes} bytes "
+                             f"for X and the {self.f.n_trees} permutations)")
+
+    def copy(self):
+        """An independent deep copy (C arrays and bit generators)."""
+        cdef Forest out = Forest.__new__(Forest, self.f.n_trees, self.f.n_features)
+        mt_forest_free(&out.f)
+        check_status(mt_forest_copy(&out.f, &self.f), "Forest.copy")
+        out._bit_generators = tuple(_copy.deepcopy(g) for g in self._bit_generators)
         return out
 
-    # -- pickling ---------------------------------------------------------
+    # -- reading -----------------------------------------------------------
+    cdef int _check_lifetime(self, double lifetime) except -1:
+        if self.f.n_nodes == 0:
+            raise ValueError("the forest has no trees; fit it first")
+        if not (0.0 <= lifetime <= self.f.lifetime):
+            raise ValueError(f"lifetime must be in [0, {self.f.lifetime}], got {lifetime}")
+        return 0
+
+    def active_columns(self, double lifetime):
+        """Column numbering of the active nodes at ``lifetime`` (``c/lookup.h``).
+
+        Returns
+        -------
+        col_of_node : ndarray of int64, shape (n_nodes,)
+            Column of each node, -1 if not active; columns follow global ids.
+        col_offset : ndarray of int64, shape (M + 1,)
+            Tree m's cells are the columns ``col_offset[m]:col_offset[m + 1]``.
+        """
+        self._check_lifetime(lifetime)
+        col_of_node = np.empty(max(self.f.n_nodes, <size_t>1), dtype=np.int64)
+        col_offset = np.empty(self.f.n_trees + 1, dtype=np.int64)
+        cdef mt_index[::1] cn = col_of_node, co = col_offset
+        cdef int status
+        self._begin_read()
+        try:
+            with nogil:
+                status = mt_forest_active_columns(&self.f, lifetime, &cn[0], &co[0])
+        finally:
+            self._end_read()
+        check_status(status, "Forest.active_columns")
+        return col_of_node[: self.f.n_nodes], col_offset
+
+    def active_nodes(self, double lifetime):
+        """Global ids of the active nodes at ``lifetime``, increasing (the
+        column order of the feature matrix)."""
+        return np.flatnonzero(self.active_columns(lifetime)[0] >= 0)
+
+    def features(self, X, double lifetime, int n_threads=1):
+        """CSR arrays of the Mondrian feature matrix at ``lifetime``.
+
+        ``X=None`` gives the rows of the forest's own points (exact, read off
+        the node slices); otherwise every row of ``X`` (C-contiguous float64,
+        shape (n, D)) is looked up with the expected-feature value.
+
+        Returns ``(data, indices, indptr, n_columns)``; indices and indptr are
+        int32 when they fit, else int64.
+        """
+        col_of_node, col_offset = self.active_columns(lifetime)
+        cdef mt_index[::1] co = col_offset, cn = col_of_node
+        cdef const double[:, ::1] Xv
+        cdef size_t M = self.f.n_trees, n, d = self.f.n_features
+        if X is None:
+            n = self.f.n_points
+        else:
+            Xv = X
+            n = Xv.shape[0]
+            if <size_t>Xv.shape[1] != d:
+                raise ValueError(f"X has {Xv.shape[1]} features, the forest has {d}")
+        # 32-bit indices (scipy's and liblinear's native ones) whenever every
+        # column number and every row pointer fits.
+        cdef size_t nnz = n * M
+        cdef bint small = col_offset[M] < 2**31 - 1 and nnz < 2**31 - 1
+        index_dtype = np.int32 if small else np.int64
+        indices = np.empty(max(nnz, <size_t>1), dtype=index_dtype)
+        data = np.empty(max(nnz, <size_t>1), dtype=np.float64)
+        cdef int32_t[::1] iv32
+        cdef mt_index[::1] iv64
+        cdef int32_t *p32 = NULL
+        cdef mt_index *p64 = NULL
+        if small:
+            iv32 = indices
+            p32 = &iv32[0]
+        else:
+            iv64 = indices
+            p64 = &iv64[0]
+        cdef double[::1] dv = data
+        cdef double scale = 1.0 / sqrt(<double>M)
+        cdef int status = MT_OK
+        if n > 0:
+            self._begin_read()
+            try:
+                if X is None:
+                    with nogil:
+                        status = mt_forest_features_fitted(
+                            &self.f, lifetime, &cn[0], &co[0], scale, p32, p64, &dv[0],
+                            n_threads)
+                else:
+                    with nogil:
+                        status = mt_forest_features(
+                            &self.f, &Xv[0, 0], n, d, lifetime, &cn[0], &co[0], scale,
+                            p32, p64, &dv[0], n_threads)
+            finally:
+                self._end_read()
+        check_status(status, "Forest.features")
+        indptr = np.arange(0, nnz + 1, M, dtype=index_dtype)
+        return data[:nnz], indices[:nnz], indptr, int(col_offset[M])
+
+    def gram(self, double lifetime, int n_threads=1):
+        """Dense Gram matrix ΦᵀΦ of the forest's points at ``lifetime``.
+
+        Entry (a, b) is the number of points in both cells a and b, divided
+        by M; columns are numbered as in :meth:`features`.  Memory: one
+        (C, C) float64 array plus N·M int32 labels.
+        """
+        col_of_node, col_offset = self.active_columns(lifetime)
+        cdef Py_ssize_t C = int(col_offset[self.f.n_trees])
+        gram = np.zeros((C, C), dtype=np.float64)
+        cdef mt_index[::1] co = col_offset, cn = col_of_node
+        cdef double[:, ::1] gv = gram
+        cdef int status
+        self._begin_read()
+        try:
+            with nogil:
+                status = mt_forest_gram(&self.f, lifetime, &cn[0], &co[0],
+                                        &gv[0, 0] if C > 0 else NULL, n_threads)
+        finally:
+            self._end_read()
+        check_status(status, "Forest.gram")
+        return gram
+
+    cdef tuple _split_events(self):
+        if self._events is not None:
+            return self._events
+        if self.f.n_nodes == 0:
+            raise ValueError("the forest has no trees; fit it first")
+        cdef size_t E = mt_forest_n_events(&self.f)
+        nodes = np.empty(max(E, <size_t>1), dtype=np.int64)
+        times = np.empty(max(E, <size_t>1), dtype=np.float64)
+        left = np.empty(max(E, <size_t>1), dtype=np.int64)
+        right = np.empty(max(E, <size_t>1), dtype=np.int64)
+        tree = np.empty(max(E, <size_t>1), dtype=np.int64)
+        cdef mt_index[::1] nv = nodes, lv = left, rv = right, tv = tree
+        cdef double[::1] timev = times
+        cdef int status
+        self._begin_read()
+        try:
+            with nogil:
+                status = mt_forest_events(&self.f, &nv[0], &timev[0], &lv[0], &rv[0], &tv[0])
+        finally:
+            self._end_read()
+        check_status(status, "Forest.split_events")
+        out = []
+        for a in (nodes, times, left, right, tree):
+            a = a[:E]
+            a.flags.writeable = False
+            out.append(a)
+        self._events = tuple(out)
+        return self._events
+
+    def split_events(self):
+        """The split events sorted by time, ties by global id (``c/events.h``).
+
+        Returns read-only ``(nodes, times, left, right, tree)``: the internal
+        nodes, their split times, children (global ids) and trees; computed
+        once per growth of the forest.
+        """
+        return self._split_events()
+
+    def node_sums(self, values):
+        """Σ of ``values`` (one per point) over every node's points, shape
+        (n_nodes,) (prefix sums along each tree's permutation)."""
+        cdef const double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
+        if <size_t>v.shape[0] != self.f.n_points or self.f.n_nodes == 0:
+            raise ValueError(f"values must have shape ({self.f.n_points},), got "
+                             f"({v.shape[0]},)")
+        out = np.empty(self.f.n_nodes, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef int status
+        self._begin_read()
+        try:
+            with nogil:
+                status = mt_forest_node_sums(&self.f, &v[0], &o[0])
+        finally:
+            self._end_read()
+        check_status(status, "Forest.node_sums")
+        return out
+
+    def train_slices(self, is_train):
+        """Every tree's permutation restricted to the points with
+        ``is_train`` (M x N_train, int32) and every node's slice of it
+        (tstart, tend: int64, shape (n_nodes,))."""
+        mask = np.ascontiguousarray(is_train, dtype=np.uint8)
+        if mask.shape != (self.f.n_points,) or self.f.n_nodes == 0:
+            raise ValueError(f"is_train must have shape ({self.f.n_points},)")
+        cdef const uint8_t[::1] mv = mask
+        cdef size_t n_train = int(np.count_nonzero(mask))
+        ptrain = np.zeros((self.f.n_trees, max(n_train, <size_t>1)), dtype=np.int32)
+        tstart = np.empty(self.f.n_nodes, dtype=np.int64)
+        tend = np.empty(self.f.n_nodes, dtype=np.int64)
+        cdef int32_t[:, ::1] pv = ptrain
+        cdef mt_index[::1] sv = tstart, ev = tend
+        cdef int status
+        self._begin_read()
+        try:
+            with nogil:
+                status = mt_forest_train_slices(&self.f, &mv[0], n_train, &pv[0, 0],
+                                                &sv[0], &ev[0])
+        finally:
+            self._end_read()
+        check_status(status, "Forest.train_slices")
+        return tstart, tend, np.ascontiguousarray(ptrain[:, :n_train])
+
+    # -- pickling ----------------------------------------------------------
     def __reduce__(self):
-        return (MondrianTree, (self.tree.n_features,), self.__getstate__())
+        return (Forest, (self.f.n_trees, self.f.n_features), self.__getstate__())
 
     def __getstate__(self):
-        return {
-            "version": _STATE_VERSION,
-            "lifetime": self.tree.lifetime,
-            "parent": self.parent, "left": self.left, "right": self.right,
-            "feature": self.feature, "start": self.start, "end": self.end,
-            "threshold": self.threshold, "split_time": self.split_time,
-            "lower": self.lower, "upper": self.upper, "perm": self.perm,
-        }
+        state = {"version": _STATE_VERSION, "lifetime": self.f.lifetime,
+                 "node_offset": np.array(self.node_offset),
+                 "bit_generators": list(self._bit_generators),
+                 "X": np.array(self.X), "perm": np.array(self.perm),
+                 "lower": np.array(self.lower), "upper": np.array(self.upper),
+                 "rotation": None, "center": None}
+        for name in _INDEX_ARRAYS + _DOUBLE_ARRAYS:
+            state[name] = np.array(getattr(self, name))
+        cdef size_t d = self.f.n_features
+        if self.f.rotation != NULL:
+            state["rotation"] = np.asarray(
+                <double[:self.f.n_trees * d * d]>self.f.rotation).reshape(
+                    self.f.n_trees, d, d).copy()
+            state["center"] = np.asarray(<double[:d]>self.f.center).copy()
+        return state
 
     def __setstate__(self, state):
         if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
-            raise ValueError("MondrianTree state has an unknown format")
-        cdef size_t d = self.tree.n_features
-        ints = {k: np.ascontiguousarray(state[k])
-                for k in ("parent", "left", "right", "feature", "start", "end", "perm")}
-        dbls = {k: np.ascontiguousarray(state[k])
-                for k in ("threshold", "split_time", "lower", "upper")}
-        for k, a in ints.items():
-            if a.dtype != np.int64 or a.ndim != 1:
-                raise ValueError(f"MondrianTree state: {k} must be a 1-d int64 array")
-        for k, a in dbls.items():
-            if a.dtype != np.float64:
-                raise ValueError(f"MondrianTree state: {k} must be float64")
-        n = ints["parent"].shape[0]
-        for k in ("left", "right", "feature", "start", "end", "threshold", "split_time"):
-            a = ints[k] if k in ints else dbls[k]
-            if a.shape != (n,):
-                raise ValueError(f"MondrianTree state: {k} must have shape ({n},)")
-        for k in ("lower", "upper"):
-            if dbls[k].shape != (n, d):
-                raise ValueError(f"MondrianTree state: {k} must have shape ({n}, {d})")
-        cdef size_t n_nodes = n, n_points = ints["perm"].shape[0]
-        mt_tree_free(&self.tree)
-        check_status(mt_tree_reserve(&self.tree, n_nodes if n_nodes > 0 else 1), "MondrianTree")
-        check_status(mt_tree_reserve_points(&self.tree, n_points), "MondrianTree")
-        _copy_index(self.tree.parent, ints["parent"])
-        _copy_index(self.tree.left, ints["left"])
-        _copy_index(self.tree.right, ints["right"])
-        _copy_index(self.tree.feature, ints["feature"])
-        _copy_index(self.tree.start, ints["start"])
-        _copy_index(self.tree.end, ints["end"])
-        _copy_index(self.tree.perm, ints["perm"])
-        _copy_double(self.tree.threshold, dbls["threshold"])
-        _copy_double(self.tree.tau, dbls["split_time"])
-        _copy_double(self.tree.lower, dbls["lower"].reshape(-1))
-        _copy_double(self.tree.upper, dbls["upper"].reshape(-1))
-        self.tree.n_nodes = n_nodes
-        self.tree.lifetime = float(state["lifetime"])
-        status = mt_tree_check(&self.tree)
+            raise ValueError("Forest state has an unknown format")
+        cdef size_t M = self.f.n_trees, d = self.f.n_features
+        arrays = {}
+        for name, dtype in ([(k, np.int64) for k in _INDEX_ARRAYS + ("node_offset", "perm")]
+                            + [(k, np.float64) for k in _DOUBLE_ARRAYS
+                               + ("lower", "upper", "X")]):
+            a = state[name]
+            if not isinstance(a, np.ndarray) or a.dtype != dtype:
+                raise ValueError(f"Forest state: {name} must be a {np.dtype(dtype)} array")
+            arrays[name] = np.ascontiguousarray(a)
+        n_nodes = arrays["parent"].shape[0]
+        n_points = arrays["X"].shape[0]
+        shapes = {k: (n_nodes,) for k in _INDEX_ARRAYS + _DOUBLE_ARRAYS}
+        shapes.update(node_offset=(M + 1,), perm=(M, n_points), lower=(n_nodes, d),
+                      upper=(n_nodes, d), X=(n_points, d))
+        for name, shape in shapes.items():
+            if arrays[name].shape != shape:
+                raise ValueError(f"Forest state: {name} must have shape {shape}, got "
+                                 f"{arrays[name].shape}")
+        gens = _check_bit_generators(state["bit_generators"], M)
+        rotation, center = state.get("rotation"), state.get("center")
+        if (rotation is None) != (center is None):
+            raise ValueError("Forest state: rotation and center must be given together")
+        if rotation is not None:
+            rotation = np.ascontiguousarray(rotation, dtype=np.float64)
+            center = np.ascontiguousarray(center, dtype=np.float64)
+            if rotation.shape != (M, d, d) or center.shape != (d,):
+                raise ValueError(f"Forest state: rotation must have shape {(M, d, d)} and "
+                                 f"center {(d,)}")
+        lifetime = float(state["lifetime"])
+        self._begin_growth()
+        try:
+            self._load(arrays, n_nodes, n_points, lifetime, rotation, center)
+        finally:
+            self._growing = False
+        self._bit_generators = gens
+
+    cdef _load(self, dict arrays, size_t n_nodes, size_t n_points, double lifetime,
+               rotation, center):
+        cdef size_t M = self.f.n_trees, d = self.f.n_features
+        mt_forest_free(&self.f)
+        check_status(mt_forest_init(&self.f, M, d), "Forest state")
+        cdef int status = mt_forest_reserve_nodes(&self.f, n_nodes)
+        if status == MT_OK:
+            status = mt_forest_reserve_points(&self.f, n_points)
+        check_status(status, f"Forest state: {n_nodes} nodes and {n_points} points")
+        cdef mt_index *index_ptrs[7]
+        index_ptrs[:] = [self.f.tree_of, self.f.parent, self.f.left, self.f.right,
+                         self.f.feature, self.f.start, self.f.end]
+        cdef Py_ssize_t k
+        for k, name in enumerate(_INDEX_ARRAYS):
+            _copy_index(index_ptrs[k], arrays[name])
+        _copy_double(self.f.threshold, arrays["threshold"])
+        _copy_double(self.f.tau, arrays["tau"])
+        _copy_double(self.f.lower, arrays["lower"].reshape(-1))
+        _copy_double(self.f.upper, arrays["upper"].reshape(-1))
+        _copy_index(self.f.node_offset, arrays["node_offset"])
+        _copy_double(self.f.X, arrays["X"].reshape(-1))
+        perm = arrays["perm"]
+        for k in range(<Py_ssize_t>M):
+            _copy_index(self.f.perm + k * self.f.point_capacity, perm[k])
+        if rotation is not None:
+            self.f.rotation = <double *>malloc(M * d * d * sizeof(double))
+            self.f.center = <double *>malloc(d * sizeof(double))
+            if self.f.rotation == NULL or self.f.center == NULL:
+                mt_forest_free(&self.f)
+                mt_forest_init(&self.f, M, d)
+                raise MemoryError("Forest state: the rotations")
+            _copy_double(self.f.rotation, rotation.reshape(-1))
+            _copy_double(self.f.center, center)
+        self.f.n_nodes = n_nodes
+        self.f.n_points = n_points
+        self.f.lifetime = lifetime
+        status = mt_forest_check(&self.f)
         if status != MT_OK:
-            mt_tree_free(&self.tree)
-        check_status(status, "MondrianTree state")
+            mt_forest_free(&self.f)
+            mt_forest_init(&self.f, M, d)
+        check_status(status, "Forest state", None, "inconsistent forest structure")
 
 
-cdef class _TreeArray:
-    """A C array of the mt_tree pointers of a sequence of MondrianTree."""
-    cdef mt_tree **ptr
-    cdef Py_ssize_t n
-    cdef object keep
+class TreeView:
+    """One tree of a :class:`Forest`, in node ids local to the tree.
 
-    def __cinit__(self, trees):
-        self.keep = list(trees)
-        self.n = len(self.keep)
-        self.ptr = <mt_tree **>malloc((self.n if self.n else 1) * sizeof(mt_tree *))
-        if self.ptr == NULL:
-            raise MemoryError()
-        for i, t in enumerate(self.keep):
-            if not isinstance(t, MondrianTree):
-                raise TypeError("trees must be MondrianTree instances")
-            self.ptr[i] = &(<MondrianTree>t).tree
-
-    def __dealloc__(self):
-        free(self.ptr)
-
-
-def grow_forest(trees, bit_generators, const double[:, ::1] X, double lifetime,
-                bint extend=False, int n_threads=1):
-    """Grow (or extend) every tree on ``X`` up to ``lifetime``, in parallel.
-
-    Tree ``m`` draws only from ``bit_generators[m]`` (a numpy BitGenerator),
-    so the forest does not depend on ``n_threads``.
+    Attributes are read-only arrays indexed by local node id (0 is the
+    root): ``parent``, ``left``, ``right`` (-1 for none; computed), and
+    views of the forest's ``feature``, ``threshold``, ``split_time``,
+    ``lower``, ``upper``, ``start``, ``end``; ``perm`` is the tree's point
+    permutation.
     """
-    cdef _TreeArray arr = _TreeArray(trees)
-    cdef Py_ssize_t m, M = arr.n
-    if len(bit_generators) != M:
-        raise ValueError("need one bit generator per tree")
-    if X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError("X must have at least one row and one column")
-    if not (lifetime >= 0.0) or isinf(lifetime):
-        raise ValueError(f"lifetime must be finite and >= 0, got {lifetime}")
-    cdef bitgen_t **rngs = <bitgen_t **>malloc((M if M else 1) * sizeof(bitgen_t *))
-    if rngs == NULL:
-        raise MemoryError()
-    locks = []
-    cdef int status
-    try:
-        for m in range(M):
-            bg = bit_generators[m]
-            capsule = bg.capsule
-            if not PyCapsule_IsValid(capsule, "BitGenerator"):
-                raise TypeError("bit_generators must be numpy BitGenerator instances")
-            rngs[m] = <bitgen_t *>PyCapsule_GetPointer(capsule, "BitGenerator")
-        for m in range(M):
-            lock = bit_generators[m].lock
-            lock.acquire()
-            locks.append(lock)
-        with nogil:
-            status = mt_forest_grow(arr.ptr, rngs, <size_t>M, &X[0, 0],
-                                    <size_t>X.shape[0], <size_t>X.shape[1],
-                                    lifetime, extend, n_threads)
-    finally:
-        for lock in locks:
-            lock.release()
-        free(rngs)
-    check_status(status, "grow_forest")
+
+    def __init__(self, forest, m):
+        self.forest = forest
+        self.index = int(m)
+        off = forest.node_offset
+        self.offset = int(off[m])
+        self.n_nodes = int(off[m + 1] - off[m])
+        self.lifetime = forest.lifetime
+
+    def _slice(self, name):
+        return getattr(self.forest, name)[self.offset: self.offset + self.n_nodes]
+
+    def _local(self, name):
+        ids = self._slice(name)
+        out = np.where(ids >= 0, ids - self.offset, -1)
+        out.flags.writeable = False
+        return out
+
+    parent = property(lambda self: self._local("parent"))
+    left = property(lambda self: self._local("left"))
+    right = property(lambda self: self._local("right"))
+    feature = property(lambda self: self._slice("feature"))
+    threshold = property(lambda self: self._slice("threshold"))
+    split_time = property(lambda self: self._slice("tau"))
+    lower = property(lambda self: self._slice("lower"))
+    upper = property(lambda self: self._slice("upper"))
+    start = property(lambda self: self._slice("start"))
+    end = property(lambda self: self._slice("end"))
+    perm = property(lambda self: self.forest.perm[self.index])
 
 
-def forest_columns(trees, double lifetime):
-    """Column numbering of the active cells of every tree at ``lifetime``.
-
-    Returns
-    -------
-    node_offset : ndarray of int64, shape (M + 1,)
-        Prefix sums of the trees' node counts.
-    col_of_node : ndarray of int64, shape (node_offset[-1],)
-        Local column of each node within its tree, or -1 if not active.
-    col_offset : ndarray of int64, shape (M + 1,)
-        Prefix sums of the trees' active-cell counts; tree m's cells are
-        global columns ``col_offset[m] + col_of_node[...]``.
-    """
-    cdef _TreeArray arr = _TreeArray(trees)
-    node_offset, col_of_node, col_offset = _columns(arr, lifetime)
-    return node_offset, col_of_node[: node_offset[arr.n]], col_offset
+def _check_bit_generators(bit_generators, size_t n_trees):
+    """A tuple of n_trees distinct numpy BitGenerators with valid capsules."""
+    gens = tuple(bit_generators)
+    if <size_t>len(gens) != n_trees:
+        raise ValueError(f"need one bit generator per tree ({n_trees}), got {len(gens)}")
+    for g in gens:
+        if not isinstance(g, np.random.BitGenerator) or not PyCapsule_IsValid(
+                g.capsule, "BitGenerator"):
+            raise TypeError("bit_generators must be numpy BitGenerator instances")
+    # Trees grow in parallel, each drawing from its own generator.
+    if len({id(g) for g in gens}) != len(gens):
+        raise ValueError("every tree needs its own bit generator (got one twice)")
+    return gens
 
 
-cdef tuple _columns(_TreeArray arr, double lifetime):
-    """forest_columns over a pointer array; col_of_node has >= 1 entry."""
-    cdef Py_ssize_t M = arr.n
-    node_offset = np.zeros(M + 1, dtype=np.int64)
-    cdef mt_index[::1] no = node_offset
-    cdef Py_ssize_t m
-    for m in range(M):
-        no[m + 1] = no[m] + <mt_index>arr.ptr[m].n_nodes
-    col_of_node = np.empty(max(int(no[M]), 1), dtype=np.int64)
-    col_offset = np.empty(M + 1, dtype=np.int64)
-    cdef mt_index[::1] cn = col_of_node, co = col_offset
-    cdef int status
-    with nogil:
-        status = mt_forest_columns(arr.ptr, <size_t>M, lifetime, &no[0], &cn[0], &co[0])
-    check_status(status, "forest_columns")
-    return node_offset, col_of_node, col_offset
+cdef void _copy_index(mt_index *dst, const mt_index[::1] src) noexcept:
+    if src.shape[0] > 0:
+        memcpy(dst, &src[0], src.shape[0] * sizeof(mt_index))
 
 
-def forest_features(trees, X, double lifetime, int n_threads=1):
-    """CSR arrays of the Mondrian feature matrix at ``lifetime``.
-
-    ``X=None`` gives the rows of the trees' own training points (exact, read
-    off the node slices); otherwise every row of ``X`` (C-contiguous float64,
-    shape (n, D)) is looked up with the expected-feature value.
-
-    Returns ``(data, indices, indptr, n_columns)``; indices and indptr are
-    int32 when they fit, else int64.
-    """
-    cdef _TreeArray arr = _TreeArray(trees)
-    cdef Py_ssize_t M = arr.n
-    if M < 1:
-        raise ValueError("need at least one tree")
-    node_offset, col_of_node, col_offset = _columns(arr, lifetime)
-    cdef mt_index[::1] no = node_offset, co = col_offset, cn = col_of_node
-    cdef const double[:, ::1] Xv
-    cdef size_t n, d = (<MondrianTree>arr.keep[0]).tree.n_features
-    if X is None:
-        n = (<MondrianTree>arr.keep[0]).tree.n_points
-    else:
-        Xv = X
-        n = Xv.shape[0]
-        if <size_t>Xv.shape[1] != d:
-            raise ValueError(f"X has {Xv.shape[1]} features, the trees have {d}")
-    # 32-bit indices (scipy's and liblinear's native ones) whenever every
-    # column number and every row pointer fits.
-    cdef size_t nnz = n * <size_t>M
-    cdef bint small = col_offset[M] < 2**31 - 1 and nnz < 2**31 - 1
-    index_dtype = np.int32 if small else np.int64
-    indices = np.empty(max(nnz, <size_t>1), dtype=index_dtype)
-    data = np.empty(max(nnz, <size_t>1), dtype=np.float64)
-    cdef int32_t[::1] iv32
-    cdef mt_index[::1] iv64
-    cdef int32_t *p32 = NULL
-    cdef mt_index *p64 = NULL
-    if small:
-        iv32 = indices
-        p32 = &iv32[0]
-    else:
-        iv64 = indices
-        p64 = &iv64[0]
-    cdef double[::1] dv = data
-    cdef double scale = 1.0 / np.sqrt(M)
-    cdef int status = MT_OK
-    if n > 0:
-        if X is None:
-            with nogil:
-                status = mt_forest_features_fitted(
-                    arr.ptr, <size_t>M, lifetime, &no[0], &cn[0], &co[0], scale,
-                    p32, p64, &dv[0], n_threads)
-        else:
-            with nogil:
-                status = mt_forest_features(
-                    arr.ptr, <size_t>M, &Xv[0, 0], n, d, lifetime, &no[0], &cn[0],
-                    &co[0], scale, p32, p64, &dv[0], n_threads)
-    check_status(status, "forest_features")
-    indptr = np.arange(0, nnz + 1, M, dtype=index_dtype)
-    return data[:nnz], indices[:nnz], indptr, int(col_offset[M])
-
-
-def forest_gram(trees, double lifetime, int n_threads=1):
-    """Dense Gram matrix ΦᵀΦ of the trees' training points at ``lifetime``.
-
-    Entry (a, b) is the number of training points in both cells a and b,
-    divided by M; columns are numbered as in :func:`forest_features`.
-    Memory: one (C, C) float64 array plus N·M int32 labels.
-    """
-    cdef _TreeArray arr = _TreeArray(trees)
-    cdef Py_ssize_t M = arr.n
-    if M < 1:
-        raise ValueError("need at least one tree")
-    node_offset, col_of_node, col_offset = _columns(arr, lifetime)
-    cdef Py_ssize_t C = int(col_offset[M])
-    gram = np.zeros((C, C), dtype=np.float64)
-    cdef mt_index[::1] no = node_offset, co = col_offset, cn = col_of_node
-    cdef double[:, ::1] gv = gram
-    cdef int status
-    with nogil:
-        status = mt_forest_gram(arr.ptr, <size_t>M, lifetime, &no[0], &cn[0], &co[0],
-                                &gv[0, 0], n_threads)
-    check_status(status, "forest_gram")
-    return gram
+cdef void _copy_double(double *dst, const double[::1] src) noexcept:
+    if src.shape[0] > 0:
+        memcpy(dst, &src[0], src.shape[0] * sizeof(double))

@@ -15,13 +15,14 @@ slices ``perm[start:end]``, and carry a learner along:
   copied to both children) and solved by Jacobi-preconditioned conjugate
   gradients at chosen lifetimes, Φ applied from the ``act`` table;
 * :class:`SGDPath` -- stochastic gradient descent with squared, hinge or
-  logistic loss, warm-started at every split (Sec. 4.2.2);
-* :class:`ValidationTracker` -- the expected features (DESIGN.md §3) of
-  held-out points, advanced along the path without lookups from the root.
+  logistic loss, warm-started at every split (Sec. 4.2.2).
 
-Node ids are *global*: node j of tree m is ``node_offset[m] + j``.  The
-arrays describing the forest are built by :mod:`mondrian.path`; the checks
-here guard memory safety only.
+Every learner reads the trees straight from the C arrays of a
+:class:`~mondrian._ext._forest.Forest` (cimported): node ids are the
+forest's global ids, the events are the forest's own split events
+(``Forest.split_events``, ``c/events.h``), and the learner pins the forest,
+so the arrays cannot move while it lives.  The checks here guard memory
+safety only.
 """
 from cython.parallel cimport prange
 from libc.math cimport exp, log, sqrt, INFINITY
@@ -30,7 +31,8 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from ._c cimport MT_OK, MT_ERR_STATE, mt_box_gap
+from ._c cimport MT_OK, MT_ERR_STATE, mt_index, mt_forest
+from ._forest cimport Forest
 from ._status cimport check_status
 
 cdef extern from "c/gather.h" nogil:
@@ -47,12 +49,7 @@ cdef extern from "c/cholupdate.h" nogil:
     void mt_chol_backward(const double *L, size_t ld, size_t n, double *b)
     double mt_chol_logdet(const double *L, size_t ld, size_t n)
 
-__all__ = ["CholeskyPath", "CGPath", "SGDPath", "ValidationTracker"]
-
-LOSS_SQUARED = 0
-LOSS_HINGE = 1
-LOSS_LOGISTIC = 2
-
+__all__ = ["CholeskyPath", "CGPath", "SGDPath"]
 
 cdef int _raise(int status, str what) except -1:
     if status == MT_ERR_STATE:
@@ -63,39 +60,54 @@ cdef int _raise(int status, str what) except -1:
 
 
 cdef class _PathBase:
-    """Forest structure, event cursor and the (N, M) active-node table."""
+    """The forest (read from its C arrays), the event cursor and the (N, M)
+    active-node table."""
 
-    cdef const int64_t[::1] left, right, tree_of, start, end, events
-    cdef const int64_t[:, ::1] perm
-    cdef const double[::1] tau
+    cdef readonly Forest forest
+    cdef const mt_index *left
+    cdef const mt_index *right
+    cdef const mt_index *tree_of
+    cdef const mt_index *start
+    cdef const mt_index *end
+    cdef const mt_index *perm
+    cdef const double *tau
+    cdef Py_ssize_t pstride
+    cdef const int64_t[::1] events
     cdef const unsigned char[::1] is_train
     cdef int32_t[:, ::1] act
     cdef readonly Py_ssize_t n_points, n_trees, n_nodes, n_events, cursor
     cdef readonly double inv_sqrt_m
+    cdef object __weakref__
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train):
-        self.left = left
-        self.right = right
-        self.tree_of = tree_of
-        self.start = start
-        self.end = end
-        self.perm = perm
-        self.tau = tau
-        self.events = events
-        self.n_trees = perm.shape[0]
-        self.n_points = perm.shape[1]
-        self.n_nodes = tau.shape[0]
-        self.n_events = events.shape[0]
-        if self.n_nodes >= 2**31 - 1:
-            raise ValueError(f"the forest has {self.n_nodes} nodes; at most 2**31 - 2 "
+    def __init__(self, Forest forest not None, is_train):
+        cdef const mt_forest *f = &forest.f
+        if f.n_nodes == 0:
+            raise ValueError("the forest has no trees; fit it first")
+        if f.n_nodes >= 2**31 - 1:
+            raise ValueError(f"the forest has {f.n_nodes} nodes; at most 2**31 - 2 "
                              f"are supported")
-        if len(roots) != self.n_trees:
-            raise ValueError("need one root per tree")
-        if is_train.shape[0] != self.n_points:
+        is_train = np.ascontiguousarray(is_train, dtype=np.uint8)
+        if is_train.shape != (f.n_points,):
             raise ValueError("is_train must have one entry per point")
+        # The arrays must not move while this learner reads them.
+        forest.pin(self)
+        self.forest = forest
+        self.left = f.left
+        self.right = f.right
+        self.tree_of = f.tree_of
+        self.start = f.start
+        self.end = f.end
+        self.perm = f.perm
+        self.tau = f.tau
+        self.pstride = f.point_capacity
+        self.events = forest.split_events()[0]
         self.is_train = is_train
+        self.n_trees = f.n_trees
+        self.n_points = f.n_points
+        self.n_nodes = f.n_nodes
+        self.n_events = self.events.shape[0]
         act = np.empty((self.n_points, self.n_trees), dtype=np.int32)
-        act[:, :] = np.asarray(roots, dtype=np.int32)[None, :]
+        act[:, :] = np.asarray(forest.roots, dtype=np.int32)[None, :]
         self.act = act
         self.cursor = 0
         self.inv_sqrt_m = 1.0 / sqrt(<double>self.n_trees)
@@ -149,7 +161,7 @@ cdef class _PathBase:
     cdef inline void _move_points(self, int64_t child) noexcept nogil:
         cdef int64_t m = self.tree_of[child], k
         for k in range(self.start[child], self.end[child]):
-            self.act[self.perm[m, k], m] = <int32_t>child
+            self.act[self.perm[m * self.pstride + k], m] = <int32_t>child
 
 
 # --------------------------------------------------------------------------
@@ -158,10 +170,11 @@ cdef class _PathBase:
 cdef class CholeskyPath(_PathBase):
     """Exact ridge weights along the path, one Cholesky factor per alpha.
 
-    Parameters (all arrays from :mod:`mondrian.path`): the forest structure,
-    ``node_y`` (Φᵀy per node: Σ y over the node's points / √M), ``alphas``,
-    ``capacity`` (the number of columns at the terminal lifetime) and
-    ``n_threads`` (threads over alphas).
+    Parameters: the ``forest``, ``is_train`` (points that enter the fit),
+    ``node_y`` (Φᵀy per node: Σ y over the node's training points / √M),
+    ``counts`` (training points per node), ``alphas``, ``capacity`` (the
+    number of columns at the terminal lifetime) and ``n_threads`` (threads
+    over alphas).
 
     Records per state k (k = 0: λ = 0, k ≥ 1: after event k-1): the number
     of columns, ‖z‖² with z = L⁻¹Φᵀy (so ŵᵀΦᵀy = ‖z‖²), ‖ŵ‖² and log det A.
@@ -178,10 +191,12 @@ cdef class CholeskyPath(_PathBase):
     cdef int64_t[::1] r_cols
     cdef double[:, ::1] r_zz, r_ww, r_logdet
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train,
-                 node_y, counts, alphas, Py_ssize_t capacity, int n_threads=1):
-        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
-                           is_train)
+    def __init__(self, Forest forest not None, is_train, node_y, counts, alphas,
+                 Py_ssize_t capacity, int n_threads=1):
+        _PathBase.__init__(self, forest, is_train)
+        if np.shape(node_y) != (self.n_nodes,) or np.shape(counts) != (self.n_nodes,):
+            raise ValueError("node_y and counts need one entry per node")
+        cdef const int64_t[::1] roots = forest.roots
         self.counts = counts
         cdef Py_ssize_t M = self.n_trees, k, a
         self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
@@ -251,7 +266,7 @@ cdef class CholeskyPath(_PathBase):
         cdef double inv_m = 1.0 / <double>M
         memset(out, 0, n * sizeof(double))
         for k in range(self.start[child], self.end[child]):
-            p = self.perm[m, k]
+            p = self.perm[m * self.pstride + k]
             if not self.is_train[p]:
                 continue
             for m2 in range(M):
@@ -394,20 +409,14 @@ cdef class CGPath(_PathBase):
     cdef Py_ssize_t n_ids, n_fresh
     cdef bint resid_valid
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train,
-                 node_y, counts, y, alphas, tstart, tend, ptrain, int n_threads=1):
-        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
-                           is_train)
-        self.tstart = tstart
-        self.tend = tend
-        self.ptrain = ptrain
-        if (tstart.shape[0] != self.n_nodes or tend.shape[0] != self.n_nodes
-                or ptrain.shape[0] != self.n_trees):
-            raise ValueError("training slices do not match the forest")
-        if ptrain.shape[1] and (np.min(ptrain) < 0 or np.max(ptrain) >= self.n_points):
-            raise ValueError("training slices hold an invalid point index")
-        if np.any(np.asarray(tend) > ptrain.shape[1]) or np.any(np.asarray(tstart) < 0):
-            raise ValueError("training slices out of range")
+    def __init__(self, Forest forest not None, is_train, node_y, counts, y, alphas,
+                 int n_threads=1):
+        _PathBase.__init__(self, forest, is_train)
+        if (np.shape(node_y) != (self.n_nodes,) or np.shape(counts) != (self.n_nodes,)
+                or np.shape(y) != (self.n_points,)):
+            raise ValueError("node_y and counts need one entry per node, y one per point")
+        roots = forest.roots
+        self.tstart, self.tend, self.ptrain = forest.train_slices(is_train)
         self.alphas = np.ascontiguousarray(alphas, dtype=np.float64)
         self.n_alpha = self.alphas.shape[0]
         self.node_y = node_y
@@ -460,9 +469,9 @@ cdef class CGPath(_PathBase):
                         sl = 0.0
                         sr = 0.0
                         for k in range(self.start[gl], self.end[gl]):
-                            sl += self.resid[a, self.perm[m, k]]
+                            sl += self.resid[a, self.perm[m * self.pstride + k]]
                         for k in range(self.start[gr], self.end[gr]):
-                            sr += self.resid[a, self.perm[m, k]]
+                            sr += self.resid[a, self.perm[m * self.pstride + k]]
                         self.W[a, gl] = sl * self.inv_sqrt_m / self.alphas[a]
                         self.W[a, gr] = sr * self.inv_sqrt_m / self.alphas[a]
                     else:
@@ -503,7 +512,7 @@ cdef class CGPath(_PathBase):
                 m = self.tree_of[j]
                 acc = 0.0
                 for k in range(self.start[j], self.end[j]):
-                    i = self.perm[m, k]
+                    i = self.perm[m * self.pstride + k]
                     if self.is_train[i]:
                         acc += self.resid[a, i]
                 delta = ((acc * self.inv_sqrt_m - self.alphas[a] * self.W[a, j])
@@ -511,7 +520,7 @@ cdef class CGPath(_PathBase):
                 self.W[a, j] += delta
                 delta = delta * self.inv_sqrt_m
                 for k in range(self.start[j], self.end[j]):
-                    i = self.perm[m, k]
+                    i = self.perm[m * self.pstride + k]
                     if self.is_train[i]:
                         self.resid[a, i] -= delta
 
@@ -755,10 +764,11 @@ cdef class SGDPath(_PathBase):
     cdef int loss
     cdef bint fit_intercept
 
-    def __init__(self, left, right, tree_of, start, end, perm, tau, events, roots, is_train,
-                 y, int loss, double eta, double alpha, bint fit_intercept):
-        _PathBase.__init__(self, left, right, tree_of, start, end, perm, tau, events, roots,
-                           is_train)
+    def __init__(self, Forest forest not None, is_train, y, int loss, double eta,
+                 double alpha, bint fit_intercept):
+        _PathBase.__init__(self, forest, is_train)
+        if np.shape(y) != (self.n_points,):
+            raise ValueError("y needs one entry per point")
         if loss not in (0, 1, 2):
             raise ValueError(f"loss code must be 0, 1 or 2, got {loss}")
         self.y = y
@@ -812,7 +822,7 @@ cdef class SGDPath(_PathBase):
                 if cell_pass:
                     n_cell = 0
                     for k in range(self.start[g], self.end[g]):
-                        p = self.perm[m, k]
+                        p = self.perm[m * self.pstride + k]
                         if self.is_train[p]:
                             self.cell_buf[n_cell] = p
                             n_cell += 1
@@ -867,118 +877,3 @@ cdef class SGDPath(_PathBase):
                     fi = fi + self.W[self.act[i, m]]
                 o[i] = fi * self.inv_sqrt_m + self.intercept
         return out
-
-
-# --------------------------------------------------------------------------
-# Held-out points along the path
-# --------------------------------------------------------------------------
-cdef class ValidationTracker:
-    """Expected features (DESIGN.md §3) of new points, advanced along λ.
-
-    For point i and tree m it keeps the current node ``cur``, the exponent
-    ``cum`` accumulated on the nodes above it, Σ eⱼ(x)(τⱼ - τ_parent(j)), and
-    the gap e_cur(x) of the current node's data box; the feature value at λ
-    is exp(-(cum + e_cur(x)(λ - τ_parent(cur))))/√M, equal to
-    ``MondrianFeatures.transform``.  λ must not decrease between calls.
-    """
-
-    cdef const double[:, ::1] X, lower, upper
-    cdef const int64_t[::1] left, right, feature
-    cdef const double[::1] threshold, tau, tau_parent
-    cdef int32_t[:, ::1] cur
-    cdef double[:, ::1] cum, gap, val
-    cdef readonly double lifetime
-    cdef readonly Py_ssize_t n_points, n_trees
-    cdef int n_threads
-
-    def __init__(self, X, left, right, feature, threshold, tau, tau_parent, lower, upper,
-                 roots, int n_threads=1):
-        self.X = X
-        self.left = left
-        self.right = right
-        self.feature = feature
-        self.threshold = threshold
-        self.tau = tau
-        self.tau_parent = tau_parent
-        self.lower = lower
-        self.upper = upper
-        self.n_points = X.shape[0]
-        self.n_trees = len(roots)
-        self.n_threads = max(1, n_threads)
-        if lower.shape[1] != X.shape[1] or upper.shape[1] != X.shape[1]:
-            raise ValueError("X and the node boxes differ in dimension")
-        cur = np.empty((self.n_points, self.n_trees), dtype=np.int32)
-        cur[:, :] = np.asarray(roots, dtype=np.int32)[None, :]
-        self.cur = cur
-        self.cum = np.zeros((self.n_points, self.n_trees))
-        self.gap = np.zeros((self.n_points, self.n_trees))
-        self.val = np.zeros((self.n_points, self.n_trees))
-        self.lifetime = 0.0
-        cdef Py_ssize_t i, m
-        with nogil:
-            for i in prange(self.n_points, num_threads=self.n_threads, schedule="static"):
-                for m in range(self.n_trees):
-                    self.gap[i, m] = self._gap(i, self.cur[i, m])
-
-    cdef inline double _gap(self, Py_ssize_t i, int64_t j) noexcept nogil:
-        """e_j(x_i): the l1 distance of point i to node j's data box (lookup.h)."""
-        return mt_box_gap(&self.X[i, 0], &self.lower[j, 0], &self.upper[j, 0],
-                          <size_t>self.X.shape[1])
-
-    def advance(self, double lifetime):
-        """Move every point to its active node at ``lifetime`` (>= the last)
-        and compute its feature values there."""
-        if lifetime < self.lifetime:
-            raise ValueError(f"lifetime {lifetime} is below the tracker's {self.lifetime}")
-        cdef Py_ssize_t i, m
-        cdef int64_t j
-        cdef double c, e
-        with nogil:
-            for i in prange(self.n_points, num_threads=self.n_threads, schedule="static"):
-                for m in range(self.n_trees):
-                    j = self.cur[i, m]
-                    c = self.cum[i, m]
-                    e = self.gap[i, m]
-                    while self.tau[j] <= lifetime:
-                        c = c + e * (self.tau[j] - self.tau_parent[j])
-                        if self.X[i, self.feature[j]] <= self.threshold[j]:
-                            j = self.left[j]
-                        else:
-                            j = self.right[j]
-                        e = self._gap(i, j)
-                    self.cur[i, m] = <int32_t>j
-                    self.cum[i, m] = c
-                    self.gap[i, m] = e
-                    if e == 0.0:
-                        self.val[i, m] = exp(-c)
-                    else:
-                        self.val[i, m] = exp(-(c + e * (lifetime - self.tau_parent[j])))
-        self.lifetime = lifetime
-
-    def predict(self, W):
-        """Σₘ value·W[k, node] / √M for node-space weights W of shape
-        (K, n_nodes); returns shape (K, n_points)."""
-        W = np.ascontiguousarray(W, dtype=np.float64)
-        if W.ndim != 2 or W.shape[1] != self.tau.shape[0]:
-            raise ValueError("W must have shape (K, n_nodes)")
-        out = np.zeros((W.shape[0], self.n_points))
-        cdef const double[:, ::1] Wv = W
-        cdef double[:, ::1] o = out
-        cdef Py_ssize_t i, m, k, K = W.shape[0]
-        cdef double s = 1.0 / sqrt(<double>self.n_trees), acc
-        with nogil:
-            for i in prange(self.n_points, num_threads=self.n_threads, schedule="static"):
-                for k in range(K):
-                    acc = 0.0
-                    for m in range(self.n_trees):
-                        acc = acc + self.val[i, m] * Wv[k, self.cur[i, m]]
-                    o[k, i] = acc * s
-        return out
-
-    def active_nodes(self):
-        """Copy of the (n_points, M) table of current nodes."""
-        return np.asarray(self.cur).copy()
-
-    def values(self):
-        """Copy of the (n_points, M) feature values times √M."""
-        return np.asarray(self.val).copy()

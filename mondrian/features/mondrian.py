@@ -5,6 +5,11 @@ data up to a lifetime Λ and maps points to the sparse feature vectors of
 eq. (2): one indicator per tree, of the point's cell at lifetime λ ≤ Λ,
 scaled by 1/√M.  The induced kernel k_M(x, x') = φ(x)ᵀφ(x') converges to the
 Laplace kernel exp(-λ‖x - x'‖₁) as M → ∞ (Prop. 1).
+
+The trees, a copy of the training points and the trees' random streams live
+in one C forest (:class:`~mondrian._ext._forest.Forest`, ``forest_``); the
+feature matrix, the Gram matrix and the kernel-width path
+(:mod:`mondrian.path`) are all computed from it.
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._ext._forest import MondrianTree, forest_features, forest_gram, grow_forest
+from .._ext._forest import Forest
 from .._validation import (check_array_input, check_int, check_lifetime,
                           check_random_generator, resolve_n_jobs)
 
@@ -53,8 +58,13 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    trees_ : tuple of MondrianTree
-        The fitted trees; their node arrays are available read-only.
+    forest_ : Forest
+        The fitted forest: the trees in one global node numbering (read-only
+        node arrays, views of the C memory), its own copy of the training
+        points and the trees' bit generators.
+    trees_ : tuple of TreeView
+        Per-tree read-only access to ``forest_`` in node ids local to each
+        tree (computed on access).
     lifetime_ : float
         The lifetime up to which the trees are grown.
     n_features_in_ : int
@@ -104,14 +114,13 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
         streams = rng.spawn(n_trees)
-        trees = [MondrianTree(X.shape[1]) for _ in range(n_trees)]
-        bit_generators = [g.bit_generator for g in streams]
-        grow_forest(trees, bit_generators, X, lifetime, False, n_threads)
-        self.trees_ = tuple(trees)
+        # The forest copies X: changing the caller's array later cannot
+        # affect the trees or their extension.
+        forest = Forest(n_trees, X.shape[1])
+        forest.fit(X, lifetime, [g.bit_generator for g in streams], n_threads)
+        self.forest_ = forest
         self.lifetime_ = lifetime
-        self._streams = streams
-        self._X_fit = X
-        self.n_cells_ = sum(int(t.n_nodes + 1) // 2 for t in trees)
+        self.n_cells_ = int(forest.n_leaves)
         return self
 
     def extend(self, lifetime: float) -> "MondrianFeatures":
@@ -124,6 +133,10 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         cells at every λ ≤ Λ are unchanged.  Each tree continues its own
         random stream.
 
+        The forest is grown in place, unless split events or path learners
+        (or views of its arrays) still read it: then a copy is grown and
+        becomes ``forest_``, and they keep the forest they were made from.
+
         Parameters
         ----------
         lifetime : float
@@ -133,16 +146,24 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        check_is_fitted(self, "trees_")
+        check_is_fitted(self, "forest_")
         lifetime = check_lifetime(lifetime)
         if lifetime < self.lifetime_:
             raise ValueError(f"lifetime={lifetime!r} is below the fitted lifetime "
                              f"{self.lifetime_!r}; extend only grows trees")
-        grow_forest(self.trees_, [g.bit_generator for g in self._streams], self._X_fit,
-                    lifetime, True, resolve_n_jobs(self.n_jobs))
+        forest = self.forest_.copy() if self.forest_.shared else self.forest_
+        forest.extend(lifetime, resolve_n_jobs(self.n_jobs))
+        self.forest_ = forest
         self.lifetime_ = lifetime
-        self.n_cells_ = sum(int(t.n_nodes + 1) // 2 for t in self.trees_)
+        self.n_cells_ = int(forest.n_leaves)
         return self
+
+    @property
+    def trees_(self) -> tuple:
+        """The fitted trees as read-only :class:`TreeView` objects (local node
+        ids), views of ``forest_``."""
+        forest = self.forest_
+        return tuple(forest.tree(m) for m in range(forest.n_trees))
 
     def fit_transform(self, X, y=None, **fit_params) -> sp.csr_array:
         """Grow the trees on X and return its features at the fitted lifetime.
@@ -169,7 +190,7 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
             Exactly ``n_trees`` stored entries per row, sorted by column;
             tree m's cells occupy a contiguous block of columns.
         """
-        check_is_fitted(self, "trees_")
+        check_is_fitted(self, "forest_")
         X = check_array_input(self, X, reset=False)
         lam = self._check_lifetime_arg(lifetime)
         return self._features(X, lam)
@@ -180,7 +201,7 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         Equal to ``transform(X_fit, lifetime)`` but read off the trees'
         node slices, without lookups.
         """
-        check_is_fitted(self, "trees_")
+        check_is_fitted(self, "forest_")
         return self._features(None, self._check_lifetime_arg(lifetime))
 
     def gram(self, lifetime: float | None = None) -> np.ndarray:
@@ -196,9 +217,9 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         ndarray of shape (n_columns, n_columns)
             Symmetric; memory 8·n_columns² bytes.
         """
-        check_is_fitted(self, "trees_")
+        check_is_fitted(self, "forest_")
         lam = self._check_lifetime_arg(lifetime)
-        return forest_gram(self.trees_, lam, resolve_n_jobs(self.n_jobs))
+        return self.forest_.gram(lam, resolve_n_jobs(self.n_jobs))
 
     def kernel(self, X, Y=None, lifetime: float | None = None) -> np.ndarray:
         """Mondrian kernel estimate k_M(x, y) = φ(x)ᵀφ(y) (Sec. 3.1).
@@ -231,8 +252,8 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
 
     def _features(self, X: np.ndarray | None, lifetime: float) -> sp.csr_array:
         n_threads = resolve_n_jobs(self.n_jobs)
-        data, indices, indptr, n_cols = forest_features(self.trees_, X, lifetime, n_threads)
-        n_rows = self._X_fit.shape[0] if X is None else X.shape[0]
+        data, indices, indptr, n_cols = self.forest_.features(X, lifetime, n_threads)
+        n_rows = self.forest_.n_points if X is None else X.shape[0]
         return _csr(data, indices, indptr, (n_rows, n_cols))
 
     def __sklearn_tags__(self):

@@ -3,7 +3,12 @@
 A forest grown to a terminal lifetime Λ holds the features of every lifetime
 λ ∈ [0, Λ]: sorting the split events of all trees by time, each event
 replaces the feature of the cell that splits by the features of its two
-children.  All node ids here are *global*: node j of tree m is
+children.  Everything here is read from the C forest of
+:class:`~mondrian.features.MondrianFeatures` (``features.forest_``, a
+:class:`~mondrian._ext._forest.Forest`): the events are sorted in C
+(``c/events.h``), node sums and active nodes come from C functions of the
+forest, and the node arrays are read-only views of its memory -- no copy of
+the trees.  Node ids are the forest's *global* ids: node j of tree m is
 ``node_offset[m] + j``.
 """
 from __future__ import annotations
@@ -13,53 +18,70 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._ext._forest import Forest
 from .._validation import check_int
 from ..features.mondrian import MondrianFeatures
 
 __all__ = ["SplitEvents", "split_events", "lifetime_grid"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SplitEvents:
-    """The forest in global node ids, with its split events sorted by time.
+    """The split events of a forest, sorted by time, with the forest itself.
+
+    The events pin the forest (``Forest.pin``): it cannot be grown in place
+    while they live, so their node ids stay valid
+    (``MondrianFeatures.extend`` then grows a copy).
 
     Attributes
     ----------
+    forest : Forest
+        The C forest the events were read from.
     times : ndarray of shape (n_events,)
         Split times, increasing.
     nodes, left, right : ndarray of int64, shape (n_events,)
         The node that splits and its two children (global ids).
     tree : ndarray of int64, shape (n_events,)
         The tree of each event.
-    node_offset : ndarray of int64, shape (M + 1,)
-        Node j of tree m has global id ``node_offset[m] + j``.
-    roots : ndarray of int64, shape (M,)
     lifetime : float
         The terminal lifetime Λ of the forest.
-    arrays : dict
-        Concatenated node arrays (``left``, ``right``, ``parent``,
-        ``tree_of``, ``start``, ``end``, ``tau``, ``tau_parent``,
-        ``feature``, ``threshold``, ``lower``, ``upper``) and ``perm``
-        (M x N: tree m's point permutation).
+    node_offset : ndarray of int64, shape (M + 1,)
+        Node j of tree m has global id ``node_offset[m] + j`` (a view).
+    roots : ndarray of int64, shape (M,)
+        The trees' roots, ``node_offset[:-1]`` (a view).
     """
 
+    forest: Forest
     times: np.ndarray
     nodes: np.ndarray
     left: np.ndarray
     right: np.ndarray
     tree: np.ndarray
-    node_offset: np.ndarray
-    roots: np.ndarray
     lifetime: float
-    arrays: dict
+
+    def __post_init__(self):
+        self.forest.pin(self)
+
+    @property
+    def node_offset(self) -> np.ndarray:
+        return self.forest.node_offset
+
+    @property
+    def roots(self) -> np.ndarray:
+        return self.forest.roots
+
+    @property
+    def tree_of(self) -> np.ndarray:
+        """The tree of every node (a view)."""
+        return self.forest.tree_of
 
     @property
     def n_trees(self) -> int:
-        return int(self.roots.shape[0])
+        return int(self.forest.n_trees)
 
     @property
     def n_nodes(self) -> int:
-        return int(self.node_offset[-1])
+        return int(self.forest.n_nodes)
 
     @property
     def n_columns(self) -> int:
@@ -69,12 +91,7 @@ class SplitEvents:
     @property
     def n_points(self) -> int:
         """Number of points the trees were grown on."""
-        return int(self.arrays["perm"].shape[1])
-
-    def base_args(self, is_train: np.ndarray) -> tuple:
-        a = self.arrays
-        return (a["left"], a["right"], a["tree_of"], a["start"], a["end"], a["perm"],
-                a["tau"], self.nodes, self.roots, is_train)
+        return int(self.forest.n_points)
 
     def learner_inputs(self, y, train_mask=None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                          np.ndarray]:
@@ -104,44 +121,21 @@ class SplitEvents:
         return np.ascontiguousarray(yt), mask.astype(np.uint8), node_y, counts
 
     def train_slices(self, is_train: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each tree's permutation restricted to the training points (M x
-        N_train, int32) and every node's slice of it (start, end)."""
-        a = self.arrays
-        perm = a["perm"]
-        mask = np.asarray(is_train, dtype=bool)
-        n_train = int(mask.sum())
-        ptrain = np.empty((self.n_trees, n_train), dtype=np.int32)
-        tstart = np.empty(self.n_nodes, dtype=np.int64)
-        tend = np.empty(self.n_nodes, dtype=np.int64)
-        for m in range(self.n_trees):
-            lo, hi = self.node_offset[m], self.node_offset[m + 1]
-            keep = mask[perm[m]]
-            ptrain[m] = perm[m][keep]
-            cs = np.concatenate(([0], np.cumsum(keep)))
-            tstart[lo:hi] = cs[a["start"][lo:hi]]
-            tend[lo:hi] = cs[a["end"][lo:hi]]
-        return tstart, tend, ptrain
+        """Every node's slice (start, end) of its tree's permutation restricted
+        to the training points, and those permutations (M x N_train, int32)."""
+        return self.forest.train_slices(np.asarray(is_train, dtype=bool))
 
     def node_sums(self, values: np.ndarray) -> np.ndarray:
-        """Σ of ``values`` (one per training point) over every node's points."""
-        a = self.arrays
-        perm = a["perm"]
-        out = np.empty(self.n_nodes)
-        for m in range(self.n_trees):
-            lo, hi = self.node_offset[m], self.node_offset[m + 1]
-            cs = np.concatenate(([0.0], np.cumsum(values[perm[m]])))
-            out[lo:hi] = cs[a["end"][lo:hi]] - cs[a["start"][lo:hi]]
-        return out
+        """Σ of ``values`` (one per point) over every node's points (C, from
+        the node slices)."""
+        return self.forest.node_sums(values)
 
     def columns_at(self, lifetime: float) -> np.ndarray:
         """Global ids of the active nodes at ``lifetime``, in the column
         order of :meth:`MondrianFeatures.transform` (tree by tree, node-id
-        order, i.e. increasing global id)."""
-        a = self.arrays
-        tau, tp = a["tau"], a["tau_parent"]
-        # Split times increase along root-to-leaf paths, so a node whose
-        # parent split by ``lifetime`` has every ancestor split by then.
-        return np.flatnonzero((tp <= lifetime) & (tau > lifetime))
+        order, i.e. increasing global id).  Computed by the same C code as
+        the feature matrix; a lifetime above Λ gives the cells at Λ."""
+        return self.forest.active_nodes(min(float(lifetime), self.lifetime))
 
 
 def split_events(features: MondrianFeatures) -> SplitEvents:
@@ -149,7 +143,8 @@ def split_events(features: MondrianFeatures) -> SplitEvents:
 
     An event is an internal node j (split time τⱼ ≤ Λ) whose feature column
     is replaced at λ = τⱼ by its two children's (Sec. 4.1).  There are
-    C_Λ - M events when the forest has C_Λ cells at Λ.
+    C_Λ - M events when the forest has C_Λ cells at Λ.  Ties in time are
+    broken by global id (a parent before its children).
 
     Parameters
     ----------
@@ -160,40 +155,11 @@ def split_events(features: MondrianFeatures) -> SplitEvents:
     -------
     SplitEvents
     """
-    check_is_fitted(features, "trees_")
-    trees = features.trees_
-    sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
-    offset = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-
-    def cat_index(name):
-        parts = []
-        for m, t in enumerate(trees):
-            v = getattr(t, name).astype(np.int64)
-            parts.append(np.where(v >= 0, v + offset[m], -1))
-        return np.ascontiguousarray(np.concatenate(parts))
-
-    left, right, parent = cat_index("left"), cat_index("right"), cat_index("parent")
-    tau = np.ascontiguousarray(np.concatenate([t.split_time for t in trees]))
-    tau_parent = np.where(parent >= 0, tau[np.maximum(parent, 0)], 0.0)
-    tree_of = np.repeat(np.arange(len(trees), dtype=np.int64), sizes)
-    arrays = dict(
-        left=left, right=right, parent=parent, tree_of=tree_of,
-        start=np.ascontiguousarray(np.concatenate([t.start for t in trees]).astype(np.int64)),
-        end=np.ascontiguousarray(np.concatenate([t.end for t in trees]).astype(np.int64)),
-        tau=tau, tau_parent=np.ascontiguousarray(tau_parent),
-        feature=np.ascontiguousarray(np.concatenate([t.feature for t in trees]).astype(np.int64)),
-        threshold=np.ascontiguousarray(np.concatenate([t.threshold for t in trees])),
-        lower=np.ascontiguousarray(np.concatenate([t.lower for t in trees])),
-        upper=np.ascontiguousarray(np.concatenate([t.upper for t in trees])),
-        perm=np.ascontiguousarray(np.stack([t.perm for t in trees]).astype(np.int64)),
-    )
-    internal = np.flatnonzero(left >= 0)
-    order = np.lexsort((internal, tau[internal]))
-    nodes = np.ascontiguousarray(internal[order])
-    return SplitEvents(times=tau[nodes], nodes=nodes, left=left[nodes], right=right[nodes],
-                       tree=tree_of[nodes], node_offset=offset,
-                       roots=np.ascontiguousarray(offset[:-1]),
-                       lifetime=float(features.lifetime_), arrays=arrays)
+    check_is_fitted(features, "forest_")
+    forest = features.forest_
+    nodes, times, left, right, tree = forest.split_events()
+    return SplitEvents(forest=forest, times=times, nodes=nodes, left=left, right=right,
+                       tree=tree, lifetime=float(forest.lifetime))
 
 
 def _remapper(old: SplitEvents, new: SplitEvents):
@@ -203,7 +169,7 @@ def _remapper(old: SplitEvents, new: SplitEvents):
     if (old.n_trees != new.n_trees or old.n_points != new.n_points
             or new.lifetime < old.lifetime):
         raise ValueError("the new events do not extend the path's forest")
-    tree_of = old.arrays["tree_of"]
+    tree_of = old.tree_of
     shift = new.node_offset[:-1] - old.node_offset[:-1]
 
     def remap(ids):

@@ -10,6 +10,12 @@
   O(N·M + number of nodes);
 * :class:`SGDPath` -- stochastic gradient descent with squared, hinge or
   logistic loss (Sec. 4.2.2), so classifiers get a width path too.
+
+Each wraps a Cython learner of :mod:`mondrian._ext._path` that reads the
+trees from the C arrays of the events' forest (``events.forest``), which it
+pins; :meth:`extend` moves the state to the events of the extended forest
+(a new forest object when the old one was in use: the old events and
+learners keep reading theirs).
 """
 from __future__ import annotations
 
@@ -88,7 +94,7 @@ class ExactRidgePath:
         self.n_points = int(is_train.sum())
         self._mask = is_train.astype(bool)
         self._n_threads = resolve_n_jobs(n_jobs)
-        self._state = _path.CholeskyPath(*events.base_args(is_train), node_y, counts,
+        self._state = _path.CholeskyPath(events.forest, is_train, node_y, counts,
                                          self.alphas, events.n_columns, self._n_threads)
 
     @property
@@ -131,7 +137,7 @@ class ExactRidgePath:
         state["act"] = remap(state["act"]).astype(np.int32)
         state["order"] = remap(state["order"])
         _, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
-        new = _path.CholeskyPath(*events.base_args(is_train), node_y, counts, self.alphas,
+        new = _path.CholeskyPath(events.forest, is_train, node_y, counts, self.alphas,
                                  events.n_columns, self._n_threads)
         new._import(state)
         self._state, self.events = new, events
@@ -253,8 +259,8 @@ class CGRidgePath:
         self.n_threads = resolve_n_jobs(n_jobs)
         y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
         self.y, self._mask = y, is_train.astype(bool)
-        self._state = _path.CGPath(*events.base_args(is_train), node_y, counts, y,
-                                   self.alphas, *events.train_slices(is_train), self.n_threads)
+        self._state = _path.CGPath(events.forest, is_train, node_y, counts, y, self.alphas,
+                                   self.n_threads)
         self.lifetime = 0.0
 
     def extend(self, events: SplitEvents) -> "CGRidgePath":
@@ -272,8 +278,8 @@ class CGRidgePath:
         state.update(W=W, active=active, act=remap(state["act"]).astype(np.int32),
                      fresh=remap(state["fresh"]))
         y, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
-        new = _path.CGPath(*events.base_args(is_train), node_y, counts, y, self.alphas,
-                           *events.train_slices(is_train), self.n_threads)
+        new = _path.CGPath(events.forest, is_train, node_y, counts, y, self.alphas,
+                           self.n_threads)
         new._import(state)
         self._state, self.events = new, events
         return self
@@ -379,7 +385,7 @@ class SGDPath:
 
     def _new_state(self, events: SplitEvents) -> _path.SGDPath:
         _, is_train, _, _ = events.learner_inputs(self.y, self._mask)
-        return _path.SGDPath(*events.base_args(is_train), self.y, _LOSSES[self.loss],
+        return _path.SGDPath(events.forest, is_train, self.y, _LOSSES[self.loss],
                              self.learning_rate, self.alpha, self.fit_intercept)
 
     def extend(self, events: SplitEvents) -> "SGDPath":

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum {
     MT_OK = 0,
@@ -31,6 +33,32 @@ static inline int mt_mul_size(size_t a, size_t b, size_t *out)
         return MT_ERR_OVERFLOW;
     }
     *out = a * b;
+    return MT_OK;
+}
+
+/*
+ * Grow *array from old_n to new_n elements of `size` bytes (new_n >= old_n),
+ * the new tail zeroed.  A fresh zeroed block is allocated and the old
+ * contents copied: calloc hands out untouched zero pages, so reserving a
+ * large capacity does not commit it (realloc + memset of the tail would).
+ * On failure *array is unchanged.
+ */
+static inline int mt_grow_zeroed(void **array, size_t old_n, size_t new_n, size_t size)
+{
+    size_t bytes;
+    void *p;
+    if (mt_mul_size(new_n, size, &bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    p = calloc(new_n > 0 ? new_n : 1, size);
+    if (p == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    if (*array != NULL && old_n > 0) {
+        memcpy(p, *array, old_n * size);
+    }
+    free(*array);
+    *array = p;
     return MT_OK;
 }
 

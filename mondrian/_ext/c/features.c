@@ -26,41 +26,27 @@ static int check_outputs(const int32_t *idx32, const mt_index *idx64,
     return MT_OK;
 }
 
-int mt_forest_columns(mt_tree *const *trees, size_t n_trees, double lambda,
-                      const mt_index *node_offset, mt_index *col_of_node,
-                      mt_index *col_offset)
+/* The forest can serve features at lambda (identity transform only). */
+static int check_forest(const mt_forest *f, double lambda)
 {
-    if (!(lambda >= 0.0)) {
+    if (!(lambda >= 0.0) || lambda > f->lifetime || f->rotation != NULL ||
+        f->n_nodes == 0) {
         return MT_ERR_ARG;
-    }
-    col_offset[0] = 0;
-    for (size_t m = 0; m < n_trees; ++m) {
-        const mt_tree *t = trees[m];
-        if ((mt_index)t->n_nodes != node_offset[m + 1] - node_offset[m] ||
-            lambda > t->lifetime) {
-            return MT_ERR_ARG;
-        }
-        mt_index c = mt_tree_active_columns(t, lambda, col_of_node + node_offset[m]);
-        col_offset[m + 1] = col_offset[m] + c;
     }
     return MT_OK;
 }
 
-int mt_forest_features(mt_tree *const *trees, size_t n_trees,
-                       const double *X, size_t n, size_t d, double lambda,
-                       const mt_index *node_offset, const mt_index *col_of_node,
+int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
+                       double lambda, const mt_index *col_of_node,
                        const mt_index *col_offset, double scale,
                        int32_t *indices32, mt_index *indices64, double *data,
                        int n_threads)
 {
+    const size_t n_trees = f->n_trees;
     ptrdiff_t count = (ptrdiff_t)n;
-    if (check_outputs(indices32, indices64, col_offset[n_trees]) != MT_OK) {
+    if (check_outputs(indices32, indices64, col_offset[n_trees]) != MT_OK ||
+        check_forest(f, lambda) != MT_OK || d != f->n_features) {
         return MT_ERR_ARG;
-    }
-    for (size_t m = 0; m < n_trees; ++m) {
-        if (trees[m]->n_features != d || lambda > trees[m]->lifetime) {
-            return MT_ERR_ARG;
-        }
     }
     /* Tiles of (rows, trees), trees inside: a tree's nodes and boxes are
      * loaded into cache once per tile, so row blocks are as large as
@@ -91,14 +77,11 @@ int mt_forest_features(mt_tree *const *trees, size_t n_trees,
         size_t m_lo = (size_t)c * n_trees / (size_t)n_chunks;
         size_t m_hi = (size_t)(c + 1) * n_trees / (size_t)n_chunks;
         for (size_t m = m_lo; m < m_hi; ++m) {
-            const mt_tree *t = trees[m];
-            const mt_index *cols = col_of_node + node_offset[m];
-            const mt_index off = col_offset[m];
             for (ptrdiff_t i = lo; i < hi; ++i) {
                 double exponent;
-                mt_index j = mt_tree_lookup(t, X + (size_t)i * d, lambda, &exponent);
+                mt_index j = mt_forest_lookup(f, m, X + (size_t)i * d, lambda, &exponent);
                 size_t pos = (size_t)i * n_trees + m;
-                store_index(indices32, indices64, pos, off + cols[j]);
+                store_index(indices32, indices64, pos, col_of_node[j]);
                 data[pos] = exponent > 0.0 ? scale * exp(-exponent) : scale;
             }
         }
@@ -106,37 +89,31 @@ int mt_forest_features(mt_tree *const *trees, size_t n_trees,
     return MT_OK;
 }
 
-int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
-                              double lambda, const mt_index *node_offset,
+int mt_forest_features_fitted(const mt_forest *f, double lambda,
                               const mt_index *col_of_node,
                               const mt_index *col_offset, double scale,
                               int32_t *indices32, mt_index *indices64,
                               double *data, int n_threads)
 {
+    const size_t n_trees = f->n_trees;
     ptrdiff_t count = (ptrdiff_t)n_trees;
-    size_t n = n_trees > 0 ? trees[0]->n_points : 0;
-    if (check_outputs(indices32, indices64, col_offset[n_trees]) != MT_OK) {
+    if (check_outputs(indices32, indices64, col_offset[n_trees]) != MT_OK ||
+        check_forest(f, lambda) != MT_OK) {
         return MT_ERR_ARG;
-    }
-    for (size_t m = 0; m < n_trees; ++m) {
-        if (trees[m]->n_points != n || lambda > trees[m]->lifetime) {
-            return MT_ERR_ARG;
-        }
     }
     (void)n_threads;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
 #endif
     for (ptrdiff_t m = 0; m < count; ++m) {
-        const mt_tree *t = trees[m];
-        const mt_index *cols = col_of_node + node_offset[m];
-        for (size_t j = 0; j < t->n_nodes; ++j) {
-            if (cols[j] == MT_NONE) {
+        const mt_index *perm = mt_forest_perm(f, (size_t)m);
+        for (mt_index j = f->node_offset[m]; j < f->node_offset[m + 1]; ++j) {
+            mt_index c = col_of_node[j];
+            if (c == MT_NONE) {
                 continue;
             }
-            mt_index c = col_offset[m] + cols[j];
-            for (mt_index k = t->start[j]; k < t->end[j]; ++k) {
-                size_t pos = (size_t)t->perm[k] * n_trees + (size_t)m;
+            for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
+                size_t pos = (size_t)perm[k] * n_trees + (size_t)m;
                 store_index(indices32, indices64, pos, c);
                 data[pos] = scale;
             }
@@ -149,19 +126,17 @@ int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
  * int32 counters: 32 KiB, in L1); larger blocks are added to G directly. */
 #define MT_GRAM_TABLE 2048
 
-int mt_forest_gram(mt_tree *const *trees, size_t n_trees, double lambda,
-                   const mt_index *node_offset, const mt_index *col_of_node,
+int mt_forest_gram(const mt_forest *f, double lambda, const mt_index *col_of_node,
                    const mt_index *col_offset, double *gram, int n_threads)
 {
-    size_t n = n_trees > 0 ? trees[0]->n_points : 0, cells_bytes;
+    const size_t n_trees = f->n_trees, n = f->n_points;
+    size_t cells_bytes;
     size_t n_cols = (size_t)col_offset[n_trees];
     int32_t *cells;
     int status = MT_OK;
     ptrdiff_t count = (ptrdiff_t)n_trees;
-    for (size_t m = 0; m < n_trees; ++m) {
-        if (trees[m]->n_points != n || lambda > trees[m]->lifetime) {
-            return MT_ERR_ARG;
-        }
+    if (check_forest(f, lambda) != MT_OK) {
+        return MT_ERR_ARG;
     }
     if (n_cols > (size_t)INT32_MAX) {
         return MT_ERR_ARG;
@@ -180,15 +155,15 @@ int mt_forest_gram(mt_tree *const *trees, size_t n_trees, double lambda,
 #pragma omp parallel for schedule(static) num_threads(n_threads > 0 ? n_threads : 1)
 #endif
     for (ptrdiff_t m = 0; m < count; ++m) {
-        const mt_tree *t = trees[m];
-        const mt_index *cols = col_of_node + node_offset[m];
+        const mt_index *perm = mt_forest_perm(f, (size_t)m);
+        const mt_index off = col_offset[m];
         int32_t *row = cells + (size_t)m * n;
-        for (size_t j = 0; j < t->n_nodes; ++j) {
-            if (cols[j] == MT_NONE) {
+        for (mt_index j = f->node_offset[m]; j < f->node_offset[m + 1]; ++j) {
+            if (col_of_node[j] == MT_NONE) {
                 continue;
             }
-            for (mt_index k = t->start[j]; k < t->end[j]; ++k) {
-                row[t->perm[k]] = (int32_t)cols[j];
+            for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
+                row[perm[k]] = (int32_t)(col_of_node[j] - off);
             }
         }
     }

@@ -1,62 +1,49 @@
 /*
  * features.h -- the sparse Mondrian feature matrix Phi in CSR form (Sec. 3.1,
- * eq. (2)).
+ * eq. (2)), read from a forest (forest.h).
  *
- * Columns are numbered tree by tree: tree m's active cells at lambda occupy
- * columns col_offset[m] .. col_offset[m+1]-1.  Every row has exactly one
- * entry per tree, so row i's entries are indices[i*M + m], data[i*M + m]
- * (indptr is i*M, sorted within rows).  A training point's entry is
- * `scale` = 1/sqrt(M); a new point's is scale * exp(-exponent) (lookup.h).
+ * Columns are the active nodes at lambda numbered in global-id order
+ * (mt_forest_active_columns): tree m's cells occupy columns
+ * col_offset[m] .. col_offset[m+1]-1.  Every row has exactly one entry per
+ * tree, so row i's entries are indices[i*M + m], data[i*M + m] (indptr is
+ * i*M, sorted within rows).  A training point's entry is `scale` = 1/sqrt(M);
+ * a new point's is scale * exp(-exponent) (lookup.h).
  *
  * Column indices go to `indices32` (int32, when the number of columns is
  * below 2^31: what scipy.sparse and liblinear use) or, if that is NULL, to
- * `indices64`; exactly one of the two must be non-NULL.
+ * `indices64`; exactly one of the two must be non-NULL.  col_of_node and
+ * col_offset come from mt_forest_active_columns at the same lambda.
  */
 #ifndef MT_FEATURES_H
 #define MT_FEATURES_H
 
 #include "lookup.h"
 
-/*
- * Number the active cells of every tree at lambda.  node_offset (n_trees+1)
- * is the prefix sum of the trees' node counts; col_of_node has
- * node_offset[n_trees] entries; col_offset (n_trees+1) receives the column
- * prefix sums.
- */
-int mt_forest_columns(mt_tree *const *trees, size_t n_trees, double lambda,
-                      const mt_index *node_offset, mt_index *col_of_node,
-                      mt_index *col_offset);
-
 /* Entries of Phi for n arbitrary points X (n x d), by walking every tree. */
-int mt_forest_features(mt_tree *const *trees, size_t n_trees,
-                       const double *X, size_t n, size_t d, double lambda,
-                       const mt_index *node_offset, const mt_index *col_of_node,
+int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
+                       double lambda, const mt_index *col_of_node,
                        const mt_index *col_offset, double scale,
                        int32_t *indices32, mt_index *indices64, double *data,
                        int n_threads);
 
 /*
- * Entries of Phi for the trees' own training points (row i = training point
- * i), read off the contiguous point slices of the active nodes: no walks.
+ * Entries of Phi for the forest's own points (row i = point i), read off the
+ * contiguous point slices of the active nodes: no walks.
  */
-int mt_forest_features_fitted(mt_tree *const *trees, size_t n_trees,
-                              double lambda, const mt_index *node_offset,
+int mt_forest_features_fitted(const mt_forest *f, double lambda,
                               const mt_index *col_of_node,
                               const mt_index *col_offset, double scale,
                               int32_t *indices32, mt_index *indices64,
                               double *data, int n_threads);
 
 /*
- * Gram matrix G = Phi^T Phi of the training points' features at lambda,
- * dense, row-major, n_columns x n_columns (the upper triangle and the
- * diagonal are written; the caller mirrors or uses the upper triangle).
- * G[a, b] = (number of training points in both cell a and cell b) / M: each
- * point adds one to M^2 entries, counted tree pair by tree pair over
- * tree-major cell labels, so the working set of a pair stays in cache.
- * `gram` must be zeroed by the caller.
+ * Gram matrix G = Phi^T Phi of the forest's points' features at lambda,
+ * dense, row-major, n_columns x n_columns.  G[a, b] = (number of points in
+ * both cell a and cell b) / M: each point adds one to M^2 entries, counted
+ * tree pair by tree pair over tree-major cell labels, so the working set of
+ * a pair stays in cache.  `gram` must be zeroed by the caller.
  */
-int mt_forest_gram(mt_tree *const *trees, size_t n_trees, double lambda,
-                   const mt_index *node_offset, const mt_index *col_of_node,
+int mt_forest_gram(const mt_forest *f, double lambda, const mt_index *col_of_node,
                    const mt_index *col_offset, double *gram, int n_threads);
 
 #endif /* MT_FEATURES_H */

@@ -1,16 +1,19 @@
-/* lookup.c -- active cells of a Mondrian tree at a lifetime (see lookup.h). */
+/* lookup.c -- active cells of a Mondrian forest at a lifetime (see lookup.h). */
 #include "lookup.h"
 
-mt_index mt_tree_active_columns(const mt_tree *tree, double lambda,
-                                mt_index *col_of_node)
+int mt_forest_active_columns(const mt_forest *f, double lambda,
+                             mt_index *col_of_node, mt_index *col_offset)
 {
-    const double *tau = tree->tau;
-    const mt_index *parent = tree->parent;
     mt_index count = 0;
-    for (size_t j = 0; j < tree->n_nodes; ++j) {
-        mt_index p = parent[j];
-        int active = tau[j] > lambda && (p == MT_NONE || tau[p] <= lambda);
-        col_of_node[j] = active ? count++ : MT_NONE;
+    if (!(lambda >= 0.0) || lambda > f->lifetime) {
+        return MT_ERR_ARG;
     }
-    return count;
+    for (size_t m = 0; m < f->n_trees; ++m) {
+        col_offset[m] = count;
+        for (mt_index j = f->node_offset[m]; j < f->node_offset[m + 1]; ++j) {
+            col_of_node[j] = mt_forest_is_active(f, j, lambda) ? count++ : MT_NONE;
+        }
+    }
+    col_offset[f->n_trees] = count;
+    return MT_OK;
 }

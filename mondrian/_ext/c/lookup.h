@@ -1,5 +1,7 @@
 /*
- * lookup.h -- active cells of a Mondrian tree at a lifetime lambda.
+ * lookup.h -- active cells of a Mondrian forest's trees at a lifetime lambda:
+ * the one implementation, used by the feature matrix (features.h) and the
+ * kernel-width path (the Cython learners, events.h).
  *
  * The active cell of a point at lambda is the node on its root-to-leaf path
  * whose parent split at or before lambda and which itself splits after
@@ -19,15 +21,25 @@
 
 #include <math.h>
 
-#include "tree.h"
+#include "forest.h"
+
+/* Node j (global id) is active at lambda: it has not split by lambda and
+ * its parent (if any) has. */
+static inline int mt_forest_is_active(const mt_forest *f, mt_index j, double lambda)
+{
+    mt_index p = f->parent[j];
+    return f->tau[j] > lambda && (p == MT_NONE || f->tau[p] <= lambda);
+}
 
 /*
- * Number the active nodes of `tree` at `lambda` 0, 1, ... in node-id order:
- * col_of_node[j] is the number of node j, or MT_NONE if j is not active.
- * Returns the number of active nodes.
+ * Number the active nodes of the forest at lambda (0 <= lambda <= the
+ * forest's lifetime) 0, 1, ... in global-id order, i.e. tree by tree:
+ * col_of_node[j] (n_nodes entries) is the column of node j or MT_NONE;
+ * col_offset (n_trees + 1) receives the prefix sums of the trees' active
+ * counts, so tree m's cells are the columns [col_offset[m], col_offset[m+1]).
  */
-mt_index mt_tree_active_columns(const mt_tree *tree, double lambda,
-                                mt_index *col_of_node);
+int mt_forest_active_columns(const mt_forest *f, double lambda,
+                             mt_index *col_of_node, mt_index *col_offset);
 
 /* L1 distance from x to the box [lo, hi]. */
 static inline double mt_box_gap(const double *restrict x,
@@ -71,29 +83,30 @@ static inline double mt_box_excess(const double *restrict x,
 }
 
 /*
- * Separation exponent of x at lambda given its active node `active`:
- * sum_j e_j(x) (min(tau_j, lambda) - tau_parent(j))^+ (>= 0).
+ * Separation exponent of x at lambda given its active node `active` in tree
+ * m: sum_j e_j(x) (min(tau_j, lambda) - tau_parent(j))^+ (>= 0).
  *
- * Children's data boxes lie inside their parent's, so the gap e_j(x) can only
- * grow along the path: if x is inside the active node's box, every gap on
- * the path is 0.  One box test therefore settles most points of the data's
- * distribution; only a point outside it is walked again to sum the gaps.
+ * Children's data boxes lie inside their parent's (mt_forest_check verifies
+ * it), so the gap e_j(x) can only grow along the path: if x is inside the
+ * active node's box, every gap on the path is 0.  One box test therefore
+ * settles most points of the data's distribution; only a point outside it
+ * is walked again to sum the gaps.
  */
-static inline double mt_tree_exponent(const mt_tree *tree,
-                                      const double *restrict x, double lambda,
-                                      mt_index active)
+static inline double mt_forest_exponent(const mt_forest *f, size_t m,
+                                        const double *restrict x, double lambda,
+                                        mt_index active)
 {
-    const size_t d = tree->n_features;
-    const double *lo = tree->lower + (size_t)active * d;
-    const double *hi = tree->upper + (size_t)active * d;
+    const size_t d = f->n_features;
+    const double *lo = f->lower + (size_t)active * d;
+    const double *hi = f->upper + (size_t)active * d;
     if (!(mt_box_excess(x, lo, hi, d) > 0.0)) {
         return 0.0;
     }
     double gap = mt_box_gap(x, lo, hi, d);
     double t_prev = 0.0, acc = 0.0;
-    mt_index j = 0;
+    mt_index j = f->node_offset[m];
     for (;;) {
-        double tj = tree->tau[j];
+        double tj = f->tau[j];
         double t_end = tj < lambda ? tj : lambda;
         if (j == active) {
             acc += gap * (t_end - t_prev);
@@ -101,30 +114,28 @@ static inline double mt_tree_exponent(const mt_tree *tree,
         }
         /* j splits at tj <= lambda; t_end = tj >= t_prev. */
         size_t off = (size_t)j * d;
-        acc += mt_box_gap(x, tree->lower + off, tree->upper + off, d) * (t_end - t_prev);
-        j = x[tree->feature[j]] <= tree->threshold[j] ? tree->left[j]
-                                                       : tree->right[j];
+        acc += mt_box_gap(x, f->lower + off, f->upper + off, d) * (t_end - t_prev);
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
         t_prev = tj;
     }
     return acc;
 }
 
 /*
- * Active node of x at lambda; *exponent receives the separation exponent
- * (mt_tree_exponent).  The walk follows the cuts from the root while the
- * node has split by lambda.
+ * Active node (global id) of x at lambda in tree m; *exponent receives the
+ * separation exponent (mt_forest_exponent).  The walk follows the cuts from
+ * the root while the node has split by lambda.
  */
-static inline mt_index mt_tree_lookup(const mt_tree *tree,
-                                      const double *restrict x, double lambda,
-                                      double *exponent)
+static inline mt_index mt_forest_lookup(const mt_forest *f, size_t m,
+                                        const double *restrict x, double lambda,
+                                        double *exponent)
 {
-    const double *tau = tree->tau;
-    mt_index j = 0;
+    const double *tau = f->tau;
+    mt_index j = f->node_offset[m];
     while (tau[j] <= lambda) {
-        j = x[tree->feature[j]] <= tree->threshold[j] ? tree->left[j]
-                                                       : tree->right[j];
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
     }
-    *exponent = mt_tree_exponent(tree, x, lambda, j);
+    *exponent = mt_forest_exponent(f, m, x, lambda, j);
     return j;
 }
 

@@ -1,0 +1,374 @@
+/* forest.c -- storage of a Mondrian forest (see forest.h). */
+#include "forest.h"
+
+#include <math.h>
+
+int mt_forest_init(mt_forest *f, size_t n_trees, size_t n_features)
+{
+    memset(f, 0, sizeof(*f));
+    if (n_trees == 0 || n_features == 0 || n_trees >= SIZE_MAX / sizeof(mt_index)) {
+        return MT_ERR_ARG;
+    }
+    f->node_offset = calloc(n_trees + 1, sizeof(mt_index));
+    if (f->node_offset == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    f->n_trees = n_trees;
+    f->n_features = n_features;
+    return MT_OK;
+}
+
+void mt_forest_free(mt_forest *f)
+{
+    free(f->node_offset);
+    free(f->tree_of);
+    free(f->parent);
+    free(f->left);
+    free(f->right);
+    free(f->feature);
+    free(f->start);
+    free(f->end);
+    free(f->threshold);
+    free(f->tau);
+    free(f->lower);
+    free(f->upper);
+    free(f->X);
+    free(f->perm);
+    free(f->rotation);
+    free(f->center);
+    memset(f, 0, sizeof(*f));
+}
+
+int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
+{
+    size_t old = f->node_capacity, d = f->n_features, box_new;
+    int s;
+    if (capacity <= old) {
+        return MT_OK;
+    }
+    if (mt_mul_size(capacity, d, &box_new) != MT_OK ||
+        mt_mul_size(box_new, sizeof(double), &box_new) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    /* Each array grows on its own; on failure the ones already grown are
+     * larger than node_capacity says, which is harmless. */
+    if ((s = mt_grow_zeroed((void **)&f->tree_of, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->parent, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->left, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->right, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->feature, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->start, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->end, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->threshold, old, capacity, sizeof(double))) ||
+        (s = mt_grow_zeroed((void **)&f->tau, old, capacity, sizeof(double))) ||
+        (s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
+        (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double)))) {
+        return s;
+    }
+    f->node_capacity = capacity;
+    return MT_OK;
+}
+
+int mt_forest_reserve_points(mt_forest *f, size_t capacity)
+{
+    size_t old = f->point_capacity, d = f->n_features, M = f->n_trees, bytes;
+    mt_index *perm;
+    int s;
+    if (capacity <= old) {
+        return MT_OK;
+    }
+    if (mt_mul_size(capacity, d, &bytes) != MT_OK ||
+        mt_mul_size(bytes, sizeof(double), &bytes) != MT_OK ||
+        mt_mul_size(capacity, M, &bytes) != MT_OK ||
+        mt_mul_size(bytes, sizeof(mt_index), &bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    /* The permutation rows move to the new stride: a fresh block first, so
+     * that on failure nothing has changed. */
+    perm = calloc(capacity * M, sizeof(mt_index));
+    if (perm == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    if ((s = mt_grow_zeroed((void **)&f->X, old * d, capacity * d, sizeof(double))) != MT_OK) {
+        free(perm);
+        return s;
+    }
+    for (size_t m = 0; m < M && f->perm != NULL; ++m) {
+        memcpy(perm + m * capacity, f->perm + m * old, f->n_points * sizeof(mt_index));
+    }
+    free(f->perm);
+    f->perm = perm;
+    f->point_capacity = capacity;
+    return MT_OK;
+}
+
+int mt_forest_append_points(mt_forest *f, const double *X, size_t n)
+{
+    size_t need = f->n_points + n, d = f->n_features;
+    int s;
+    if (X == NULL || need < n) {
+        return X == NULL ? MT_ERR_ARG : MT_ERR_OVERFLOW;
+    }
+    if (need > f->point_capacity) {
+        size_t cap = f->point_capacity * 2;
+        if ((s = mt_forest_reserve_points(f, cap > need ? cap : need)) != MT_OK) {
+            return s;
+        }
+    }
+    memcpy(f->X + f->n_points * d, X, n * d * sizeof(double));
+    f->n_points = need;
+    return MT_OK;
+}
+
+void mt_forest_clear(mt_forest *f)
+{
+    f->n_nodes = 0;
+    f->n_points = 0;
+    f->lifetime = 0.0;
+    memset(f->node_offset, 0, (f->n_trees + 1) * sizeof(mt_index));
+}
+
+int mt_forest_append_node(mt_forest *f, size_t m, mt_index parent,
+                          mt_index start, mt_index end, mt_index *id)
+{
+    size_t n = f->n_nodes;
+    if (m >= f->n_trees || f->node_offset[m + 1] != (mt_index)n) {
+        return MT_ERR_ARG;
+    }
+    if (n == f->node_capacity) {
+        size_t cap = n < 16 ? 32 : 2 * n;
+        int s = mt_forest_reserve_nodes(f, cap);
+        if (s != MT_OK) {
+            return s;
+        }
+    }
+    f->tree_of[n] = (mt_index)m;
+    f->parent[n] = parent;
+    f->left[n] = MT_NONE;
+    f->right[n] = MT_NONE;
+    f->feature[n] = MT_NONE;
+    f->start[n] = start;
+    f->end[n] = end;
+    f->threshold[n] = 0.0;
+    f->tau[n] = INFINITY;
+    f->n_nodes = n + 1;
+    for (size_t k = m + 1; k <= f->n_trees; ++k) {
+        f->node_offset[k] = (mt_index)(n + 1);
+    }
+    *id = (mt_index)n;
+    return MT_OK;
+}
+
+/* *dst = a fresh copy of n elements of `size` bytes at src (NULL stays NULL). */
+static int dup_array(void **dst, const void *src, size_t n, size_t size)
+{
+    *dst = NULL;
+    if (src == NULL) {
+        return MT_OK;
+    }
+    *dst = calloc(n > 0 ? n : 1, size);
+    if (*dst == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    memcpy(*dst, src, n * size);
+    return MT_OK;
+}
+
+int mt_forest_copy(mt_forest *dst, const mt_forest *src)
+{
+    size_t cap = src->node_capacity, d = src->n_features, M = src->n_trees;
+    size_t pcap = src->point_capacity;
+    int s;
+    memset(dst, 0, sizeof(*dst));
+    /* sizes were checked when src was allocated */
+    if ((s = dup_array((void **)&dst->node_offset, src->node_offset, M + 1, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->tree_of, src->tree_of, cap, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->parent, src->parent, cap, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->left, src->left, cap, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->right, src->right, cap, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->feature, src->feature, cap, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->start, src->start, cap, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->end, src->end, cap, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->threshold, src->threshold, cap, sizeof(double))) ||
+        (s = dup_array((void **)&dst->tau, src->tau, cap, sizeof(double))) ||
+        (s = dup_array((void **)&dst->lower, src->lower, cap * d, sizeof(double))) ||
+        (s = dup_array((void **)&dst->upper, src->upper, cap * d, sizeof(double))) ||
+        (s = dup_array((void **)&dst->X, src->X, pcap * d, sizeof(double))) ||
+        (s = dup_array((void **)&dst->perm, src->perm, pcap * M, sizeof(mt_index))) ||
+        (s = dup_array((void **)&dst->rotation, src->rotation, M * d * d, sizeof(double))) ||
+        (s = dup_array((void **)&dst->center, src->center, d, sizeof(double)))) {
+        mt_forest_free(dst);
+        return s;
+    }
+    dst->n_trees = M;
+    dst->n_features = d;
+    dst->lifetime = src->lifetime;
+    dst->n_nodes = src->n_nodes;
+    dst->node_capacity = cap;
+    dst->n_points = src->n_points;
+    dst->point_capacity = pcap;
+    return MT_OK;
+}
+
+/* The transform pair: both NULL, or finite with orthogonal rotation blocks. */
+static int check_transform(const mt_forest *f)
+{
+    size_t d = f->n_features;
+    if (f->rotation == NULL && f->center == NULL) {
+        return MT_OK;
+    }
+    if (f->rotation == NULL || f->center == NULL) {
+        return MT_ERR_STATE;
+    }
+    for (size_t k = 0; k < d; ++k) {
+        if (!isfinite(f->center[k])) {
+            return MT_ERR_STATE;
+        }
+    }
+    for (size_t m = 0; m < f->n_trees; ++m) {
+        const double *R = f->rotation + m * d * d;
+        for (size_t a = 0; a < d; ++a) {
+            for (size_t b = 0; b < d; ++b) {
+                double dot = 0.0;
+                for (size_t k = 0; k < d; ++k) {
+                    dot += R[a * d + k] * R[b * d + k];
+                }
+                /* rows orthonormal to rounding (NaN fails the test) */
+                if (!(fabs(dot - (a == b ? 1.0 : 0.0)) <= 1e-9 * (double)d)) {
+                    return MT_ERR_STATE;
+                }
+            }
+        }
+    }
+    return MT_OK;
+}
+
+/* Every node of tree m: ids, links, slices, times, dimensions, boxes. */
+static int check_tree_nodes(const mt_forest *f, size_t m)
+{
+    const size_t d = f->n_features;
+    const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+    const mt_index np = (mt_index)f->n_points;
+    if (f->parent[lo] != MT_NONE || f->start[lo] != 0 || f->end[lo] != np) {
+        return MT_ERR_STATE;
+    }
+    for (mt_index j = lo; j < hi; ++j) {
+        mt_index l = f->left[j], r = f->right[j], p = f->parent[j];
+        const double *jl = f->lower + (size_t)j * d, *ju = f->upper + (size_t)j * d;
+        /* A parent has a smaller id than its children (nodes are appended
+         * after their parent) and lists the node as a child: following
+         * parents ends at the root, so every node is reachable from it and
+         * an event's parent is processed before it (events.h). */
+        if (f->tree_of[j] != (mt_index)m ||
+            (j > lo && (p < lo || p >= j || (f->left[p] != j && f->right[p] != j))) ||
+            f->start[j] < 0 || f->start[j] >= f->end[j] || f->end[j] > np) {
+            return MT_ERR_STATE;
+        }
+        for (size_t k = 0; k < d; ++k) {
+            if (!(jl[k] <= ju[k]) || !isfinite(jl[k]) || !isfinite(ju[k])) {
+                return MT_ERR_STATE;
+            }
+        }
+        if (l == MT_NONE && r == MT_NONE) {
+            if (f->feature[j] != MT_NONE || !(isinf(f->tau[j]) && f->tau[j] > 0.0)) {
+                return MT_ERR_STATE;
+            }
+            continue;
+        }
+        /* children in the tree, not its root, pointing back; slices split */
+        if (l <= lo || r <= lo || l >= hi || r >= hi || l == r ||
+            f->parent[l] != j || f->parent[r] != j ||
+            f->feature[j] < 0 || (size_t)f->feature[j] >= d ||
+            !(f->tau[j] >= 0.0) || f->tau[j] > f->lifetime ||
+            f->start[l] != f->start[j] || f->end[l] != f->start[r] ||
+            f->end[r] != f->end[j]) {
+            return MT_ERR_STATE;
+        }
+        if (p != MT_NONE && f->tau[j] < f->tau[p]) {
+            return MT_ERR_STATE; /* split times increase along a path */
+        }
+        /* children's boxes inside the parent's (lookup.h relies on it) */
+        for (mt_index c = l;; c = r) {
+            const double *cl = f->lower + (size_t)c * d, *cu = f->upper + (size_t)c * d;
+            for (size_t k = 0; k < d; ++k) {
+                if (cl[k] < jl[k] || cu[k] > ju[k]) {
+                    return MT_ERR_STATE;
+                }
+            }
+            if (c == r) {
+                break;
+            }
+        }
+    }
+    return MT_OK;
+}
+
+/* Tree m's perm row is a permutation and every point lies in its leaf's box. */
+static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen)
+{
+    const size_t d = f->n_features, n = f->n_points;
+    const mt_index *perm = mt_forest_perm(f, m);
+    memset(seen, 0, n);
+    for (size_t k = 0; k < n; ++k) {
+        mt_index i = perm[k];
+        if (i < 0 || (size_t)i >= n || seen[i]) {
+            return MT_ERR_STATE;
+        }
+        seen[i] = 1;
+    }
+    for (mt_index j = f->node_offset[m]; j < f->node_offset[m + 1]; ++j) {
+        if (f->left[j] != MT_NONE) {
+            continue;
+        }
+        const double *jl = f->lower + (size_t)j * d, *ju = f->upper + (size_t)j * d;
+        for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
+            const double *x = f->X + (size_t)perm[k] * d;
+            for (size_t c = 0; c < d; ++c) {
+                if (x[c] < jl[c] || x[c] > ju[c]) {
+                    return MT_ERR_STATE;
+                }
+            }
+        }
+    }
+    return MT_OK;
+}
+
+int mt_forest_check(const mt_forest *f)
+{
+    const size_t M = f->n_trees, d = f->n_features, n = f->n_points;
+    unsigned char *seen = NULL;
+    int status = MT_ERR_STATE;
+    if (M == 0 || d == 0 || n == 0 || n > f->point_capacity || f->X == NULL ||
+        f->perm == NULL || f->node_offset == NULL || f->n_nodes > f->node_capacity ||
+        !(f->lifetime >= 0.0) || isinf(f->lifetime) || f->node_offset[0] != 0 ||
+        f->node_offset[M] != (mt_index)f->n_nodes) {
+        return MT_ERR_STATE;
+    }
+    for (size_t m = 0; m < M; ++m) {
+        if (f->node_offset[m + 1] <= f->node_offset[m]) {
+            return MT_ERR_STATE; /* every tree has its root */
+        }
+    }
+    for (size_t k = 0; k < n * d; ++k) {
+        if (!isfinite(f->X[k])) {
+            return MT_ERR_STATE;
+        }
+    }
+    if (check_transform(f) != MT_OK) {
+        return MT_ERR_STATE;
+    }
+    seen = malloc(n);
+    if (seen == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    for (size_t m = 0; m < M; ++m) {
+        if ((status = check_tree_nodes(f, m)) != MT_OK ||
+            (status = check_tree_points(f, m, seen)) != MT_OK) {
+            goto cleanup;
+        }
+    }
+    status = MT_OK;
+cleanup:
+    free(seen);
+    return status;
+}

@@ -1,0 +1,117 @@
+/*
+ * forest.h -- storage of a Mondrian forest: its trees, its points, its
+ * per-tree input transform.
+ *
+ * This unit only stores (like scikit-learn's Tree); growing the trees is the
+ * sampler's job (grow.h), reading them is lookup.h's, features.h's and
+ * events.h's.
+ *
+ * Nodes.  The M trees share ONE numbering: struct-of-arrays node storage for
+ * the whole forest, tree m's nodes contiguous in the global ids
+ * [node_offset[m], node_offset[m+1]) (scikit-learn's n_nodes_ptr), its root
+ * first.  parent/left/right hold global ids, MT_NONE (-1) for none.  Every
+ * node keeps the data box of the training points it holds and the slice
+ * [start, end) of its tree's point permutation that lists them, so the
+ * points of any node are contiguous.  Leaves have tau = +inf, feature =
+ * MT_NONE.  Capacity doubles as nodes are added; new memory is zeroed, so a
+ * forest's bytes (hence its pickles) depend on its content only.
+ *
+ * Points.  The forest keeps ITS OWN COPY of the n training points it was
+ * grown on (X: n x D, row-major, with room for point_capacity rows, so that
+ * points can be appended without rebuilding), and per tree a permutation of
+ * 0..n-1: tree m's is perm[m * point_capacity + k], k < n_points.
+ *
+ * Transform.  A later extension works on a per-tree transform of the input,
+ * x -> R_m (x - c): `rotation` (M x D x D, row-major, orthogonal blocks) and
+ * `center` (D).  Both NULL means the identity, the only case the kernels
+ * accept today (they return MT_ERR_ARG otherwise); mt_forest_check accepts
+ * a NULL pair or an orthogonal, finite pair.
+ */
+#ifndef MT_FOREST_H
+#define MT_FOREST_H
+
+#include "common.h"
+
+typedef struct {
+    size_t n_trees;        /* M                                              */
+    size_t n_features;     /* D                                              */
+    double lifetime;       /* the trees are grown up to this time            */
+
+    /* nodes: node_capacity entries each (boxes node_capacity x D) */
+    size_t n_nodes;        /* nodes in use, node_offset[M]                   */
+    size_t node_capacity;  /* nodes allocated                                */
+    mt_index *node_offset; /* M + 1: tree m owns [node_offset[m], [m+1])     */
+    mt_index *tree_of;     /* tree of each node                              */
+    mt_index *parent;      /* parent (global id), MT_NONE for a root         */
+    mt_index *left;        /* child with x[feature] <= threshold, or MT_NONE */
+    mt_index *right;       /* child with x[feature] >  threshold, or MT_NONE */
+    mt_index *feature;     /* split dimension, MT_NONE for a leaf            */
+    mt_index *start;       /* first position of the node's points in perm    */
+    mt_index *end;         /* one past the last position                     */
+    double *threshold;     /* cut location a (0 for a leaf)                  */
+    double *tau;           /* split time, +inf for a leaf                    */
+    double *lower;         /* lower corner of the node's data box, D each    */
+    double *upper;         /* upper corner                                   */
+
+    /* points */
+    size_t n_points;       /* N                                              */
+    size_t point_capacity; /* rows allocated in X and in each perm row       */
+    double *X;             /* point_capacity x D, row-major                  */
+    mt_index *perm;        /* M x point_capacity                             */
+
+    /* per-tree transform of the input; NULL = identity (see above) */
+    double *rotation;      /* M x D x D or NULL                              */
+    double *center;        /* D or NULL                                      */
+} mt_forest;
+
+/* An empty forest of n_trees trees over n_features dimensions (allocates
+ * node_offset only).  On failure *f is left empty (safe to free). */
+int mt_forest_init(mt_forest *f, size_t n_trees, size_t n_features);
+
+/* Release every array; the forest is left empty (zeroed). */
+void mt_forest_free(mt_forest *f);
+
+/* Room for at least `capacity` nodes (new memory zeroed).  On failure the
+ * forest is unchanged in content. */
+int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
+
+/* Room for at least `capacity` points in X and in every perm row (new
+ * memory zeroed; perm rows are re-laid out at the new stride). */
+int mt_forest_reserve_points(mt_forest *f, size_t capacity);
+
+/* Append n rows of X (n x D) to the forest's points (the trees are not
+ * touched: the caller grows or updates them).  Doubles the capacity. */
+int mt_forest_append_points(mt_forest *f, const double *X, size_t n);
+
+/* Remove every node and point (capacity is kept). */
+void mt_forest_clear(mt_forest *f);
+
+/*
+ * Append a leaf to tree m holding perm positions [start, end): parent is a
+ * global id or MT_NONE (a root).  Tree m must be the last tree with nodes
+ * (trees are filled in order); its id goes to *id.  Box left zeroed.
+ */
+int mt_forest_append_node(mt_forest *f, size_t m, mt_index parent,
+                          mt_index start, mt_index end, mt_index *id);
+
+/* Deep copy of src into dst (dst must be empty or freed). */
+int mt_forest_copy(mt_forest *dst, const mt_forest *src);
+
+/*
+ * Check every invariant the kernels rely on (e.g. after unpickling): sizes,
+ * node offsets, global ids within their tree, parent/child links (a parent's
+ * id below its children's, so every node hangs from its root), slices,
+ * split times (non-decreasing along paths, <= lifetime, +inf exactly at
+ * leaves), split dimensions, boxes nested and containing their points, each
+ * perm row a permutation of 0..N-1, finite X, and the transform pair.
+ * Returns MT_OK, MT_ERR_STATE, or MT_ERR_NOMEM (it needs N bytes).
+ */
+int mt_forest_check(const mt_forest *f);
+
+/* Tree m's point permutation (n_points entries). */
+static inline mt_index *mt_forest_perm(const mt_forest *f, size_t m)
+{
+    return f->perm + m * f->point_capacity;
+}
+
+#endif /* MT_FOREST_H */

@@ -1,0 +1,311 @@
+/*
+ * grow.c -- the Mondrian sampler (see grow.h).
+ *
+ * A node holding points P with data box [l, u] has linear dimension
+ * L = sum_d (u_d - l_d).  Started at time t0 (its parent's split time), it
+ * splits at t0 + Exp(L) if that is within the lifetime, in dimension d with
+ * probability (u_d - l_d) / L, at a cut a ~ U(l_d, u_d); points with
+ * x_d <= a go left.  By projectivity (Sec. 2.3) the children's boxes are the
+ * boxes of their own points.  A node with L = 0 never splits.
+ *
+ * Each tree grows in a one-tree forest (the scratch: node storage from
+ * forest.c, ids local to the tree) with its own permutation array, and is
+ * then copied into the forest at its node offset.
+ */
+#include "grow.h"
+
+#include <math.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+typedef struct {
+    mt_forest tree;  /* one tree, local ids               */
+    mt_index *perm;  /* its point permutation, N entries  */
+} scratch;
+
+/* Bounding box of the rows perm[start:end] of X. */
+static void data_box(const double *restrict X, size_t d,
+                     const mt_index *restrict perm, size_t start, size_t end,
+                     double *restrict lo, double *restrict hi)
+{
+    const double *row = X + (size_t)perm[start] * d;
+    for (size_t k = 0; k < d; ++k) {
+        lo[k] = row[k];
+        hi[k] = row[k];
+    }
+    for (size_t i = start + 1; i < end; ++i) {
+        row = X + (size_t)perm[i] * d;
+        for (size_t k = 0; k < d; ++k) {
+            double v = row[k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+        }
+    }
+}
+
+/* Uniform on the open interval (0, 1), from 53 random bits. */
+static inline double open_uniform(bitgen_t *rng)
+{
+    return ((double)(rng->next_uint64(rng->state) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/*
+ * Split-or-stop for every node on the stack and, recursively, its children.
+ * A node's clock starts at max(parent's split time, t_resume).
+ */
+static int grow_stack(scratch *s, const double *restrict X, size_t d,
+                      double lifetime, double t_resume, bitgen_t *rng,
+                      mt_index *stack, size_t n_stack)
+{
+    mt_forest *t = &s->tree;
+    while (n_stack > 0) {
+        mt_index j = stack[--n_stack];
+        const double *lo = t->lower + (size_t)j * d;
+        const double *hi = t->upper + (size_t)j * d;
+        double linear = 0.0;
+        for (size_t k = 0; k < d; ++k) {
+            linear += hi[k] - lo[k];
+        }
+        if (!(linear > 0.0)) {
+            continue; /* all points coincide: the node never splits */
+        }
+        mt_index p = t->parent[j];
+        double t0 = p == MT_NONE ? 0.0 : t->tau[p];
+        t0 = t0 > t_resume ? t0 : t_resume;
+        double time = t0 - log(open_uniform(rng)) / linear;
+        if (!(time <= lifetime)) {
+            continue; /* still a leaf at the lifetime: tau stays +inf */
+        }
+        /* Dimension with probability proportional to its extent. */
+        double r = rng->next_double(rng->state) * linear, acc = 0.0;
+        size_t dim = d;
+        for (size_t k = 0; k < d; ++k) {
+            double ext = hi[k] - lo[k];
+            acc += ext;
+            if (ext > 0.0) {
+                dim = k;
+                if (r < acc) {
+                    break;
+                }
+            }
+        }
+        /* Cut uniform in [l, u); a draw that rounds up to u is redrawn so
+         * that both children are non-empty. */
+        double l = lo[dim], u = hi[dim], a;
+        do {
+            a = l + rng->next_double(rng->state) * (u - l);
+        } while (!(a < u));
+
+        /* Partition perm[start:end] in place: x_dim <= a first. */
+        mt_index *perm = s->perm;
+        size_t st = (size_t)t->start[j], e = (size_t)t->end[j];
+        size_t i = st, last = e;
+        while (i < last) {
+            if (X[(size_t)perm[i] * d + dim] <= a) {
+                ++i;
+            } else {
+                mt_index tmp = perm[i];
+                perm[i] = perm[--last];
+                perm[last] = tmp;
+            }
+        }
+        mt_index left, right;
+        int status;
+        if ((status = mt_forest_append_node(t, 0, j, (mt_index)st, (mt_index)i, &left)) != MT_OK ||
+            (status = mt_forest_append_node(t, 0, j, (mt_index)i, (mt_index)e, &right)) != MT_OK) {
+            return status;
+        }
+        data_box(X, d, perm, st, i, t->lower + (size_t)left * d, t->upper + (size_t)left * d);
+        data_box(X, d, perm, i, e, t->lower + (size_t)right * d, t->upper + (size_t)right * d);
+        t->left[j] = left;
+        t->right[j] = right;
+        t->feature[j] = (mt_index)dim;
+        t->threshold[j] = a;
+        t->tau[j] = time;
+        stack[n_stack++] = right;
+        stack[n_stack++] = left;
+    }
+    return MT_OK;
+}
+
+/* Allocate the scratch of one tree for n points (nodes reserved later). */
+static int scratch_init(scratch *s, size_t d, size_t n)
+{
+    int status = mt_forest_init(&s->tree, 1, d);
+    s->perm = NULL;
+    if (status != MT_OK) {
+        return status;
+    }
+    s->perm = malloc(n * sizeof(mt_index)); /* n * 8 fits: the forest holds n */
+    return s->perm == NULL ? MT_ERR_NOMEM : MT_OK;
+}
+
+static void scratch_free(scratch *s)
+{
+    mt_forest_free(&s->tree);
+    free(s->perm);
+    s->perm = NULL;
+}
+
+/* Grow a tree from its root on all n points of X. */
+static int scratch_fit(scratch *s, const double *X, size_t n, size_t d,
+                       double lifetime, bitgen_t *rng, mt_index *stack)
+{
+    mt_index root;
+    int status;
+    if ((status = mt_forest_reserve_nodes(&s->tree, 32)) != MT_OK ||
+        (status = mt_forest_append_node(&s->tree, 0, MT_NONE, 0, (mt_index)n, &root)) != MT_OK) {
+        return status;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        s->perm[i] = (mt_index)i;
+    }
+    data_box(X, d, s->perm, 0, n, s->tree.lower, s->tree.upper);
+    stack[0] = root;
+    return grow_stack(s, X, d, lifetime, 0.0, rng, stack, 1);
+}
+
+/* Copy tree m of f into the scratch, in local ids. */
+static int scratch_load(scratch *s, const mt_forest *f, size_t m)
+{
+    const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+    const size_t n = (size_t)(hi - lo), d = f->n_features;
+    mt_forest *t = &s->tree;
+    int status = mt_forest_reserve_nodes(t, n < 16 ? 32 : 2 * n);
+    if (status != MT_OK) {
+        return status;
+    }
+    for (size_t j = 0; j < n; ++j) {
+        size_t g = (size_t)lo + j;
+        t->tree_of[j] = 0;
+        t->parent[j] = f->parent[g] == MT_NONE ? MT_NONE : f->parent[g] - lo;
+        t->left[j] = f->left[g] == MT_NONE ? MT_NONE : f->left[g] - lo;
+        t->right[j] = f->right[g] == MT_NONE ? MT_NONE : f->right[g] - lo;
+    }
+    memcpy(t->feature, f->feature + lo, n * sizeof(mt_index));
+    memcpy(t->start, f->start + lo, n * sizeof(mt_index));
+    memcpy(t->end, f->end + lo, n * sizeof(mt_index));
+    memcpy(t->threshold, f->threshold + lo, n * sizeof(double));
+    memcpy(t->tau, f->tau + lo, n * sizeof(double));
+    memcpy(t->lower, f->lower + (size_t)lo * d, n * d * sizeof(double));
+    memcpy(t->upper, f->upper + (size_t)lo * d, n * d * sizeof(double));
+    memcpy(s->perm, mt_forest_perm(f, m), f->n_points * sizeof(mt_index));
+    t->n_nodes = n;
+    t->node_offset[1] = (mt_index)n;
+    return MT_OK;
+}
+
+/* Continue a loaded tree from `from` to `lifetime`. */
+static int scratch_extend(scratch *s, const double *X, size_t d, double from,
+                          double lifetime, bitgen_t *rng, mt_index *stack)
+{
+    size_t n_stack = 0;
+    /* Push the leaves in reverse id order so that they are popped in order. */
+    for (size_t j = s->tree.n_nodes; j-- > 0;) {
+        if (s->tree.left[j] == MT_NONE) {
+            stack[n_stack++] = (mt_index)j;
+        }
+    }
+    return grow_stack(s, X, d, lifetime, from, rng, stack, n_stack);
+}
+
+/* Copy the scratch of tree m into f at f->node_offset[m] (room reserved). */
+static void scratch_store(const scratch *s, mt_forest *f, size_t m)
+{
+    const mt_forest *t = &s->tree;
+    const mt_index lo = f->node_offset[m];
+    const size_t n = t->n_nodes, d = f->n_features;
+    for (size_t j = 0; j < n; ++j) {
+        size_t g = (size_t)lo + j;
+        f->tree_of[g] = (mt_index)m;
+        f->parent[g] = t->parent[j] == MT_NONE ? MT_NONE : t->parent[j] + lo;
+        f->left[g] = t->left[j] == MT_NONE ? MT_NONE : t->left[j] + lo;
+        f->right[g] = t->right[j] == MT_NONE ? MT_NONE : t->right[j] + lo;
+    }
+    memcpy(f->feature + lo, t->feature, n * sizeof(mt_index));
+    memcpy(f->start + lo, t->start, n * sizeof(mt_index));
+    memcpy(f->end + lo, t->end, n * sizeof(mt_index));
+    memcpy(f->threshold + lo, t->threshold, n * sizeof(double));
+    memcpy(f->tau + lo, t->tau, n * sizeof(double));
+    memcpy(f->lower + (size_t)lo * d, t->lower, n * d * sizeof(double));
+    memcpy(f->upper + (size_t)lo * d, t->upper, n * d * sizeof(double));
+    memcpy(mt_forest_perm(f, m), s->perm, f->n_points * sizeof(mt_index));
+}
+
+/* Fit (extend == 0) or extend every tree, then pack them into f. */
+static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
+                       int n_threads, int extend)
+{
+    const size_t M = f->n_trees, n = f->n_points, d = f->n_features;
+    const ptrdiff_t count = (ptrdiff_t)M;
+    const int nt = n_threads > 0 ? n_threads : 1;
+    scratch *trees = NULL;
+    size_t total = 0;
+    int status = MT_OK;
+    if (n == 0 || !(lifetime >= 0.0) || isinf(lifetime) || f->rotation != NULL ||
+        (extend && (f->n_nodes == 0 || lifetime < f->lifetime))) {
+        return MT_ERR_ARG;
+    }
+    trees = calloc(M, sizeof(scratch)); /* M * sizeof fits: node_offset has M + 1 */
+    if (trees == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    (void)nt;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(min : status)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        /* At most one stack entry per leaf, and a tree has at most n leaves. */
+        mt_index *stack = malloc((n + 1) * sizeof(mt_index));
+        int s = stack == NULL ? MT_ERR_NOMEM : scratch_init(&trees[m], d, n);
+        if (s == MT_OK) {
+            s = extend ? scratch_load(&trees[m], f, (size_t)m) : MT_OK;
+        }
+        if (s == MT_OK) {
+            s = extend ? scratch_extend(&trees[m], f->X, d, f->lifetime, lifetime, rngs[m], stack)
+                       : scratch_fit(&trees[m], f->X, n, d, lifetime, rngs[m], stack);
+        }
+        free(stack);
+        status = s < status ? s : status;
+    }
+    if (status != MT_OK) {
+        goto cleanup;
+    }
+    for (size_t m = 0; m < M; ++m) {
+        total += trees[m].tree.n_nodes;
+    }
+    /* The only fallible step on f, before any change to its content. */
+    if ((status = mt_forest_reserve_nodes(f, total)) != MT_OK) {
+        goto cleanup;
+    }
+    f->node_offset[0] = 0;
+    for (size_t m = 0; m < M; ++m) {
+        f->node_offset[m + 1] = f->node_offset[m] + (mt_index)trees[m].tree.n_nodes;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        scratch_store(&trees[m], f, (size_t)m);
+    }
+    f->n_nodes = total;
+    f->lifetime = lifetime;
+cleanup:
+    for (size_t m = 0; m < M; ++m) {
+        scratch_free(&trees[m]);
+    }
+    free(trees);
+    return status;
+}
+
+int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads)
+{
+    return grow_forest(f, lifetime, rngs, n_threads, 0);
+}
+
+int mt_forest_extend(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads)
+{
+    return grow_forest(f, lifetime, rngs, n_threads, 1);
+}

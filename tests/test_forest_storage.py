@@ -1,0 +1,272 @@
+"""The C forest behind MondrianFeatures (mondrian._ext._forest.Forest):
+views, growth rules, pickling and the C state check, allocation failures,
+and agreement of its C readers with direct numpy formulas."""
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mondrian import MondrianFeatures
+from mondrian._ext._forest import Forest
+from mondrian.path import CGRidgePath, lifetime_grid, split_events
+
+
+@pytest.fixture
+def fitted(rng):
+    X = rng.random((80, 3))
+    return X, MondrianFeatures(n_trees=5, lifetime=4.0, random_state=0).fit(X)
+
+
+NODE_ARRAYS = ("tree_of", "parent", "left", "right", "feature", "start", "end",
+               "threshold", "tau", "lower", "upper")
+
+
+def test_views_are_read_only_shared_and_based_on_the_forest(fitted):
+    _, mf = fitted
+    f = mf.forest_
+    for name in NODE_ARRAYS + ("node_offset", "roots", "X", "perm"):
+        a, b = getattr(f, name), getattr(f, name)
+        assert a.base is f, name
+        assert not a.flags.writeable, name
+        with pytest.raises(ValueError):
+            a[(0,) * a.ndim] = 1
+        # No copy: two accesses see the same memory.
+        assert np.shares_memory(a, b), name
+        assert a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    assert f.perm.shape == (5, 80) and f.X.shape == (80, 3)
+    assert f.lower.shape == (f.n_nodes, 3)
+
+
+def test_forest_keeps_its_own_copy_of_X(fitted):
+    X, mf = fitted
+    f = mf.forest_
+    np.testing.assert_array_equal(f.X, X)
+    assert not np.shares_memory(f.X, X)
+    assert f.point_capacity >= f.n_points == 80
+
+
+def test_growth_in_place_refuses_while_views_live(fitted):
+    _, mf = fitted
+    f = mf.forest_
+    tau = f.tau
+    view_slice = f.left[2:5]
+    with pytest.raises(BufferError, match="view"):
+        f.extend(5.0)
+    with pytest.raises(BufferError):
+        f.reserve_nodes(10 * f.n_nodes)
+    del tau
+    with pytest.raises(BufferError):   # the slice keeps its view alive
+        f.extend(5.0)
+    del view_slice
+    n_before = f.n_nodes
+    f.extend(5.0)
+    assert f.lifetime == 5.0 and f.n_nodes >= n_before
+
+
+def test_extend_of_a_shared_forest_grows_a_copy(fitted):
+    X, mf = fitted
+    old = mf.forest_
+    events = split_events(mf)       # pins the forest
+    old_tau = old.tau.copy()
+    mf.extend(6.0)
+    assert mf.forest_ is not old and old.lifetime == 4.0
+    np.testing.assert_array_equal(old.tau, old_tau)
+    assert events.forest is old
+    # The same trees as extending an unshared forest in place.
+    ref = MondrianFeatures(n_trees=5, lifetime=4.0, random_state=0).fit(X).extend(6.0)
+    assert ref.forest_.n_nodes == mf.forest_.n_nodes
+    np.testing.assert_array_equal(ref.forest_.tau, mf.forest_.tau)
+    np.testing.assert_array_equal(ref.forest_.perm, mf.forest_.perm)
+
+
+def test_c_events_node_sums_and_active_nodes_match_numpy(fitted, rng):
+    _, mf = fitted
+    f = mf.forest_
+    ev = split_events(mf)
+    internal = np.flatnonzero(f.left >= 0)
+    order = np.lexsort((internal, f.tau[internal]))
+    np.testing.assert_array_equal(ev.nodes, internal[order])
+    np.testing.assert_array_equal(ev.times, f.tau[ev.nodes])
+    np.testing.assert_array_equal(ev.left, f.left[ev.nodes])
+    np.testing.assert_array_equal(ev.right, f.right[ev.nodes])
+    np.testing.assert_array_equal(ev.tree, f.tree_of[ev.nodes])
+    values = rng.standard_normal(80)
+    expected = np.array([values[f.perm[f.tree_of[j], f.start[j]:f.end[j]]].sum()
+                         for j in range(f.n_nodes)])
+    np.testing.assert_allclose(ev.node_sums(values), expected, rtol=1e-12, atol=1e-12)
+    parent = f.parent
+    tau_parent = np.where(parent >= 0, f.tau[np.maximum(parent, 0)], 0.0)
+    for lam in (0.0, 0.3, 1.7, 4.0):
+        np.testing.assert_array_equal(
+            ev.columns_at(lam), np.flatnonzero((tau_parent <= lam) & (f.tau > lam)))
+    mask = rng.random(80) < 0.6
+    tstart, tend, ptrain = ev.train_slices(mask)
+    for j in range(f.n_nodes):
+        m = f.tree_of[j]
+        pts = f.perm[m, f.start[j]:f.end[j]]
+        np.testing.assert_array_equal(ptrain[m, tstart[j]:tend[j]], pts[mask[pts]])
+
+
+def test_pickle_round_trip_is_equal_and_continues_identically(fitted, rng):
+    _, mf = fitted
+    f = mf.forest_
+    g = pickle.loads(pickle.dumps(f))
+    for name in NODE_ARRAYS + ("node_offset", "X", "perm"):
+        np.testing.assert_array_equal(getattr(g, name), getattr(f, name))
+    assert g.lifetime == f.lifetime
+    for a, b in zip(f.bit_generators, g.bit_generators):
+        assert a is not b and a.state == b.state
+    new = rng.random((10, 3)) * 2 - 0.5
+    assert all(np.array_equal(u, v) for u, v in zip(f.features(new, 2.0), g.features(new, 2.0)))
+    f2 = f.copy()
+    f2.extend(7.0)
+    g.extend(7.0)
+    np.testing.assert_array_equal(g.tau, f2.tau)
+
+
+def _corrupt(state, name, fn):
+    bad = dict(state)
+    bad[name] = fn(np.array(state[name]))
+    return bad
+
+
+def _set(a, index, value):
+    a[index] = value
+    return a
+
+
+@pytest.mark.parametrize("name, fn, match", [
+    ("left", lambda a: _set(a, int(np.argmax(a)), 10**6), "inconsistent"),     # bad child id
+    ("left", lambda a: _set(a, int(np.argmax(a)), 0), "inconsistent"),         # child = a root
+    ("tau", lambda a: _set(a, int(np.argmin(a)), -1.0), "inconsistent"),       # before 0
+    ("tau", lambda a: _set(a, int(np.argmax(np.where(np.isinf(a), -1, a))), 0.0),
+     "inconsistent"),                                                          # unsorted times
+    ("perm", lambda a: _set(a, (0, 0), 10**6), "inconsistent"),                # out of range
+    ("perm", lambda a: _set(a, (0, 1), a[0, 0]), "inconsistent"),              # not a permutation
+    ("X", lambda a: a[:, :2].copy(), "X must have shape"),                     # X shape mismatch
+    ("X", lambda a: _set(a, (3, 1), 99.0), "inconsistent"),                    # point outside its box
+    ("X", lambda a: _set(a, (3, 1), np.nan), "inconsistent"),                  # not finite
+    ("node_offset", lambda a: _set(a, 1, a[1] + 1), "inconsistent"),           # trees overlap
+    ("start", lambda a: a.astype(np.int32), "int64"),                          # dtype
+    ("lower", lambda a: a[:-1].copy(), "lower must have shape"),
+])
+def test_corrupt_state_is_rejected_by_the_c_check(fitted, name, fn, match):
+    _, mf = fitted
+    cls, args, state = mf.forest_.__reduce__()
+    cls(*args).__setstate__(state)      # the intact state loads
+    f = cls(*args)
+    with pytest.raises(ValueError, match=match):
+        f.__setstate__(_corrupt(state, name, fn))
+    assert f.n_nodes == 0               # left empty, not half-loaded
+    with pytest.raises(ValueError, match="fit it first"):
+        f.features(None, 1.0)
+
+
+def test_state_bit_generators_and_transform_are_validated(fitted):
+    _, mf = fitted
+    cls, args, state = mf.forest_.__reduce__()
+    gens = state["bit_generators"]
+    with pytest.raises(ValueError, match="own bit generator"):
+        cls(*args).__setstate__(dict(state, bit_generators=[gens[0]] * len(gens)))
+    with pytest.raises(ValueError, match="one bit generator per tree"):
+        cls(*args).__setstate__(dict(state, bit_generators=gens[:-1]))
+    with pytest.raises(TypeError, match="BitGenerator"):
+        cls(*args).__setstate__(dict(state, bit_generators=[object()] * len(gens)))
+    # The per-tree transform slot: NULL (None) or orthogonal rotations.
+    M, D = args
+    q = np.linalg.qr(np.random.default_rng(0).standard_normal((D, D)))[0]
+    ok = dict(state, rotation=np.repeat(q[None], M, axis=0), center=np.zeros(D))
+    g = cls(*args)
+    g.__setstate__(ok)
+    assert g.n_nodes == mf.forest_.n_nodes
+    with pytest.raises(ValueError):     # no kernel implements rotations yet
+        g.features(None, 1.0)
+    bad = dict(ok, rotation=2 * ok["rotation"])
+    with pytest.raises(ValueError, match="inconsistent"):
+        cls(*args).__setstate__(bad)
+    with pytest.raises(ValueError, match="together"):
+        cls(*args).__setstate__(dict(ok, center=None))
+
+
+def test_huge_reservations_raise_memory_error_and_leave_the_forest_usable(fitted):
+    _, mf = fitted
+    f = mf.forest_.copy()
+    ref = f.features(None, 2.0)
+    # 10**12 points: 10**12 * 8 * (3 + 5) bytes, far beyond the machine's memory.
+    with pytest.raises(MemoryError, match=r"reserve_points: 1000000000000 points"):
+        f.reserve_points(10**12)
+    with pytest.raises(MemoryError, match=r"reserve_nodes: 1000000000000 nodes"):
+        f.reserve_nodes(10**12)
+    # A size whose byte count overflows size_t.
+    with pytest.raises(MemoryError, match="overflows"):
+        f.reserve_points(2**62)
+    assert f.n_points == 80 and f.point_capacity < 10**6
+    assert all(np.array_equal(u, v) for u, v in zip(f.features(None, 2.0), ref))
+    f.extend(5.0)   # still growable
+
+
+def test_huge_reservation_in_a_fresh_process_survives():
+    # The process must survive the failed allocation (no abort, no OOM kill).
+    code = ("import numpy as np\n"
+            "from mondrian._ext._forest import Forest\n"
+            "f = Forest(3, 4)\n"
+            "try:\n"
+            "    f.reserve_points(10**12)\n"
+            "except MemoryError as e:\n"
+            "    print('MemoryError', e)\n"
+            "f.reserve_points(100)\n"
+            "print('alive', f.point_capacity)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "MemoryError Forest.reserve_points" in out.stdout and "alive 100" in out.stdout
+
+
+def test_bitwise_identical_for_1_2_3_threads(rng):
+    X = rng.random((300, 4))
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    y -= y.mean()
+    new = rng.random((40, 4)) * 1.4 - 0.2
+    outs = []
+    for n_jobs in (1, 2, 3):
+        mf = MondrianFeatures(n_trees=13, lifetime=3.0, random_state=7, n_jobs=n_jobs).fit(X)
+        mf.extend(4.0)
+        f = mf.forest_
+        ev = split_events(mf)
+        cg = CGRidgePath(ev, y, [0.1, 1.0], tol=1e-8, n_jobs=n_jobs)
+        path = [cg.solve_at(lam) for lam in lifetime_grid(ev, 5)]
+        outs.append(dict(
+            arrays=[np.array(getattr(f, k)) for k in NODE_ARRAYS + ("perm",)],
+            features=mf.transform(new).toarray(), train=mf.training_features(2.0).toarray(),
+            gram=mf.gram(2.0), path=path, weights=cg.node_weights()))
+        del ev, cg
+    for other in outs[1:]:
+        for a, b in zip(outs[0]["arrays"], other["arrays"]):
+            np.testing.assert_array_equal(a, b)
+        for key in ("features", "train", "gram", "weights"):
+            np.testing.assert_array_equal(outs[0][key], other[key])
+        for (i0, s0), (i1, s1) in zip(outs[0]["path"], other["path"]):
+            np.testing.assert_array_equal(i0, i1)
+            np.testing.assert_array_equal(s0, s1)
+
+
+def test_forest_arguments_are_checked():
+    with pytest.raises(ValueError):
+        Forest(0, 3)
+    f = Forest(2, 3)
+    with pytest.raises(ValueError, match="fit it first"):
+        f.extend(1.0)
+    with pytest.raises(ValueError, match="shape"):
+        f.fit(np.zeros((5, 2)), 1.0, [np.random.PCG64(0), np.random.PCG64(1)])
+    with pytest.raises(ValueError, match="per tree"):
+        f.fit(np.zeros((5, 3)), 1.0, [np.random.PCG64(0)])
+    f.fit(np.random.default_rng(0).random((5, 3)), 1.0,
+          [np.random.PCG64(0), np.random.PCG64(1)])
+    with pytest.raises(ValueError, match="lifetime"):
+        f.features(None, 2.0)
+    with pytest.raises(ValueError, match=">= 1.0"):
+        f.extend(0.5)
+    with pytest.raises(IndexError):
+        f.tree(2)
