@@ -6,9 +6,16 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from mondrian import MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from mondrian.ridge import ridge_solve
 
+# These tests run the path mechanics on small fixed grids on purpose: the
+# warnings that a selection sits at the edge of a user's grid are tested in
+# test_path_auto.py.
+pytestmark = [pytest.mark.filterwarnings("ignore:the selected alpha"),
+              pytest.mark.filterwarnings("ignore:the validation error still falls")]
+
 
 @parametrize_with_checks([
-    MondrianKernelRidgeCV(n_trees=20, max_lifetime=3.0, n_lifetimes=8, random_state=0),
+    MondrianKernelRidgeCV(n_trees=20, random_state=0),
+    MondrianKernelRidgeCV(n_trees=10, solver="cg", random_state=0),
     MondrianKernelRidgeCV(n_trees=8, max_lifetime=1.5, alphas=(0.1, 1.0), selection="evidence",
                           n_lifetimes=8, random_state=0),
     MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, n_lifetimes=8, random_state=0),

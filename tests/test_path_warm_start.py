@@ -19,6 +19,12 @@ from mondrian.path import estimators as path_estimators
 from mondrian.path.events import _remapper
 from mondrian.ridge import ridge_solve
 
+# These tests run the path mechanics on small fixed grids on purpose: the
+# warnings that a selection sits at the edge of a user's grid are tested in
+# test_path_auto.py.
+pytestmark = [pytest.mark.filterwarnings("ignore:the selected alpha"),
+              pytest.mark.filterwarnings("ignore:the validation error still falls")]
+
 
 @pytest.fixture(scope="module")
 def data():
@@ -270,8 +276,9 @@ def test_ridge_warm_start_refits_from_scratch(data, change):
 
 def test_ridge_warm_start_ignores_n_jobs(data):
     X, y = data
-    model = MondrianKernelRidgeCV(n_trees=4, max_lifetime=2.0, n_lifetimes=5, random_state=0,
-                                  solver="cholesky", warm_start=True).fit(X, y)
+    model = MondrianKernelRidgeCV(n_trees=4, max_lifetime=2.0, alphas=(0.1, 1.0),
+                                  n_lifetimes=5, random_state=0, solver="cholesky",
+                                  warm_start=True).fit(X, y)
     forest = model.features_
     model.set_params(max_lifetime=3.0, n_jobs=2).fit(X, y)
     assert model.features_ is forest
@@ -316,8 +323,9 @@ def test_warm_start_invalid_input(data):
 
 def test_warm_started_estimator_pickles(data):
     X, y = data
-    model = MondrianKernelRidgeCV(n_trees=4, max_lifetime=2.0, n_lifetimes=5, random_state=0,
-                                  solver="cholesky", warm_start=True).fit(X, y)
+    model = MondrianKernelRidgeCV(n_trees=4, max_lifetime=2.0, alphas=(0.1, 1.0),
+                                  n_lifetimes=5, random_state=0, solver="cholesky",
+                                  warm_start=True).fit(X, y)
     clone = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(clone.predict(X[:7]), model.predict(X[:7]))
     # The learners are not pickled: the copy's next fit starts afresh ...

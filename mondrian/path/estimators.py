@@ -22,26 +22,34 @@ whole path.
 from __future__ import annotations
 
 import hashlib
+import numbers
 import time
+import warnings
 
 import numpy as np
+import scipy.linalg
+from threadpoolctl import threadpool_limits
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import column_or_1d
 from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from .._ext._dual import LABEL_MAX_TREES
 from .._validation import (check_alphas, check_array_input, check_bool, check_fraction,
                            check_int, check_lifetime, check_positive_float,
-                           check_random_generator)
+                           check_random_generator, resolve_n_jobs)
 from ..features.mondrian import MondrianFeatures
 from ..ridge import ridge_solve
+from .dual import DualScorer, cell_labels, mondrian_kernel_matrix
 from .events import lifetime_grid, split_events
 from .learners import (CGRidgePath, ExactRidgePath, SGDPath, check_exact_size,
                        exact_path_memory)
 from .posterior import LifetimePosterior
+from .search import LifetimeSearch, lifetime_scale, search_lifetime
 
-__all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_COLUMNS"]
+__all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_COLUMNS",
+           "AUTO_DUAL_ROWS", "AUTO_DUAL_TREES", "AUTO_PATH_TREES"]
 
 #: Largest number of path states averaged by ``predict(average=True)``.
 _BMA_MAX_STATES = 200
@@ -50,8 +58,87 @@ _BMA_MAX_STATES = 200
 #: the terminal lifetime (about 1 s per alpha at 1500 columns), CG above.
 AUTO_EXACT_COLUMNS = 1500
 
-_SOLVERS = ("auto", "cholesky", "cg")
+#: ``solver='auto'`` solves in the dual (exact leave-one-out over every
+#: alpha from one N x N eigendecomposition per lifetime) up to this many
+#: labelled points, and sweeps the CG path on all points above.
+AUTO_DUAL_ROWS = 1500
+
+#: Trees of ``n_trees='auto'`` in the dual, where a tree costs N²/16 label
+#: comparisons per lifetime, and on the path, where it costs O(N) per CG
+#: product.
+AUTO_DUAL_TREES = 1000
+AUTO_PATH_TREES = 300
+
+#: ``alphas='auto'`` in the dual: quarter decades over 1e-8..1e3 (the kernel
+#: has K_ii = 1, so alpha is a noise-to-signal variance ratio), extended past
+#: an end if the selection lands there.
+AUTO_DUAL_ALPHAS = np.logspace(-8.0, 3.0, 45)
+_ALPHA_STEPS, _ALPHA_EXTENSIONS = 12, 2
+
+#: The CG path's automatic grids around the pilot's (λ, α): lifetimes at
+#: half-octave steps from λ/8 to 4λ, alphas α/4, α, 4α.
+PATH_GRID_FACTORS = 2.0 ** np.arange(-3.0, 2.01, 0.5)
+PATH_ALPHA_FACTORS = np.array([0.25, 1.0, 4.0])
+
+#: Training rows of the dual pilot that centres the CG path's grids.
+PILOT_ROWS = 1000
+
+#: ``alphas='auto'`` with ``selection='evidence'`` (the exact path), and its
+#: ``n_lifetimes='auto'`` grid size.
+EVIDENCE_ALPHAS = np.logspace(-4.0, 1.0, 6)
+AUTO_EXACT_GRID = 100
+
+#: ``max_lifetime='auto'`` stops growing a forest past this many cells.
+AUTO_MAX_CELLS = 20_000_000
+
+#: A typical number of lifetimes a search visits (for progress reports).
+_SEARCH_STEPS = 9
+
+_SOLVERS = ("auto", "dual", "cholesky", "cg")
 _SELECTIONS = ("validation", "evidence")
+
+
+def _auto_or(value, name: str, check):
+    """'auto', or ``value`` validated by ``check(value, name)``."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be 'auto' or a value, got {value!r}")
+        return value
+    return check(value, name)
+
+
+def _largest_near_best(errors: np.ndarray) -> int:
+    """Index of the largest alpha whose error is within a relative 1e-6 of
+    the smallest: where the error is flat in alpha (every eigenvalue of the
+    kernel far above alpha, so that the fit interpolates), rounding noise
+    must not pick an arbitrarily small alpha."""
+    best = np.nanmin(errors)
+    return int(np.flatnonzero(errors <= best + 1e-6 * abs(best))[-1])
+
+
+def _check_cv(cv):
+    """None, 'loo' or a number of folds >= 2."""
+    if cv is None or (isinstance(cv, str) and cv == "loo"):
+        return cv
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, (bool, np.bool_)):
+        if cv < 2:
+            raise ValueError(f"cv must be None, 'loo' or an int >= 2, got {cv!r}")
+        return int(cv)
+    raise TypeError(f"cv must be None, 'loo' or an int >= 2, got {cv!r}")
+
+
+def _forest_extender(features: MondrianFeatures):
+    """``extend(lifetime)`` for :func:`search_lifetime`: grow ``features``
+    to ``lifetime`` (memorylessness, Sec. 2.2), or say why not."""
+    def extend(lifetime: float) -> str | None:
+        if features.n_cells_ > AUTO_MAX_CELLS:
+            return "memory"
+        before = features.n_cells_
+        features.extend(lifetime)
+        if features.n_cells_ == before:
+            return "saturated"
+        return None
+    return extend
 
 
 def _stack_data(X, y, X_val, y_val, classification: bool = False):
@@ -190,7 +277,8 @@ class _PathWarmStart:
                 and all(_same_param(params[k], warm["params"][k]) for k in params))
 
     def _forest_for_fit(self, lam_max: float, key, X_all: np.ndarray, n_given: int,
-                        need_validation: bool, fraction: float):
+                        need_validation: bool, fraction: float, *, n_trees: int | None = None,
+                        n_jobs: int | None = None):
         """The forest and training mask of this fit.
 
         A continuable warm start extends the stored forest to ``lam_max`` and
@@ -211,8 +299,9 @@ class _PathWarmStart:
         split_rng, tree_rng, learner_rng = check_random_generator(self.random_state).spawn(3)
         mask = _holdout_mask(self, X_all.shape[0], n_given, need_validation, fraction,
                              split_rng)
-        features = MondrianFeatures(n_trees=self.n_trees, lifetime=lam_max,
-                                    random_state=tree_rng, n_jobs=self.n_jobs).fit(X_all)
+        features = MondrianFeatures(n_trees=self.n_trees if n_trees is None else n_trees,
+                                    lifetime=lam_max, random_state=tree_rng,
+                                    n_jobs=self.n_jobs if n_jobs is None else n_jobs).fit(X_all)
         return None, mask, features, learner_rng
 
     def __getstate__(self):
@@ -224,43 +313,85 @@ class _PathWarmStart:
 
 class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     """Mondrian kernel ridge regression with the kernel width and the
-    regularisation learned along the path (paper Sec. 4).
+    regularisation chosen from the data (paper Sec. 4).
 
-    One forest of ``n_trees`` Mondrian trees is grown to ``max_lifetime``
-    Λ; sweeping λ from 0 to Λ, every split replaces one feature by two
-    (Sec. 4.1) and ridge regression for every alpha follows warm-started
-    (Sec. 4.2).  The pair (λ, α) is selected by the error on validation data
-    or by the exact log marginal likelihood L(λ) (Sec. 4.2.1), and the
-    weights are then refitted on all labelled points at the selected pair
-    (exactly after the exact path; by CG to ``tol`` from the selected path
-    weights after the CG path).
+    One forest of M Mondrian trees serves every kernel width λ up to its
+    terminal lifetime Λ (Sec. 4.1): the Mondrian kernel at λ is an unbiased
+    estimate of the Laplace kernel exp(-λ‖x - x'‖₁) (Prop. 1).  The pair
+    (λ, α) of width and ridge regularisation is selected, and the ridge
+    weights on the features at λ̂ are then fitted on every labelled point.
+    With every parameter at its default, ``MondrianKernelRidgeCV().fit(X, y)``
+    needs no scaling of X or y and no choice of width:
+
+    * **Up to** :data:`AUTO_DUAL_ROWS` **points** (``solver='dual'``): ridge
+      regression is solved in the dual, N x N, where one eigendecomposition
+      of the kernel matrix per lifetime gives every alpha and the *exact
+      leave-one-out* error (N-fold cross-validation over all of X at the
+      price of one fit; :mod:`mondrian.path.dual`).  Nothing is held out.
+    * **Above**, the scalable path (``solver='cg'``): a random
+      ``validation_fraction`` (20 %) of X is held out -- its points are grown
+      into the trees, their targets never used for fitting -- and the
+      validation error of warm-started conjugate-gradient ridge (Sec. 4.2)
+      is measured along a grid of lifetimes and alphas centred on a pilot
+      (the dual's leave-one-out on 1000 training rows).  The weights are then
+      refitted on all points at the selected (λ, α).
+    * The lifetimes are searched on a log scale around the data's own
+      scale λ₀ = 1/(median ℓ₁ distance between two points), and with
+      ``max_lifetime='auto'`` the forest is grown further (by memorylessness,
+      ``MondrianFeatures.extend``) while the error still falls at its end,
+      until it has risen past its minimum (:mod:`mondrian.path.search`).
+    * ``alphas='auto'`` spans 1e-8..1e3 (α is a noise-to-signal variance
+      ratio: the kernel has K(x, x) = 1) and is extended past an end where
+      the selection lands; a user's grid whose end is selected gives a
+      warning naming ``alphas``.
+
+    ``selection='evidence'`` instead maximises the exact log marginal
+    likelihood L(λ) at every split event (Sec. 4.2.1) with Cholesky
+    up/down-dates, and gives the posterior over λ (``posterior_``).
 
     Parameters
     ----------
-    n_trees : int, default=100
-        Number M of Mondrian trees.
-    max_lifetime : float, default=1.0
-        Terminal lifetime Λ > 0 of the path.
-    alphas : sequence of float, default=(1e-3, 1e-2, 1e-1, 1.0)
+    n_trees : int or 'auto', default='auto'
+        Number M of Mondrian trees; 'auto': :data:`AUTO_DUAL_TREES` in the
+        dual, :data:`AUTO_PATH_TREES` on the CG path, 100 on the exact path.
+    max_lifetime : float or 'auto', default='auto'
+        Terminal lifetime Λ > 0 of the forest.  'auto': λ₀ at first,
+        multiplied by 4 while the validation error (or the evidence) still
+        improves at the largest lifetime; the final Λ and why the growth
+        stopped are ``path_['max_lifetime']`` and ``path_['stop_reason']``.
+        A number is a fixed ceiling: a selection at the ceiling gives a
+        warning naming ``max_lifetime``.
+    alphas : sequence of float or 'auto', default='auto'
         Ridge regularisations α > 0 (the paper's δ², the noise variance with
-        unit prior weight variance), all run along the one path.
+        unit prior weight variance).  'auto': see above; on the CG path
+        α/4, α, 4α around the pilot's α; with 'evidence', 1e-4..10.
     selection : {'validation', 'evidence'}, default='validation'
-        'validation': smallest validation mean squared error over a grid of
-        ``n_lifetimes`` lifetimes; 'evidence': largest exact log marginal
-        likelihood over every event (needs the exact solver).
+        'validation': smallest validation mean squared error (leave-one-out,
+        ``cv`` folds, the held-out fraction, or ``X_val``); 'evidence':
+        largest exact log marginal likelihood over every event (exact
+        Cholesky path; needs a forest of at most
+        :data:`mondrian.path.EXACT_MAX_COLUMNS` cells).
+    cv : None, 'loo' or int, default=None
+        Validation of the dual solver: None or 'loo', exact leave-one-out;
+        an int k >= 2, k folds over the same forest (k eigendecompositions
+        per lifetime).  The path solvers validate on a held-out fraction.
     validation_fraction : float, default=0.2
-        Fraction of X held out when ``selection='validation'`` and no
-        ``X_val`` is given.
-    solver : {'auto', 'cholesky', 'cg'}, default='auto'
-        'cholesky': exact path, O(C²) memory for C cells at Λ, refused
-        above :data:`mondrian.path.EXACT_MAX_COLUMNS` columns; 'cg':
-        warm-started preconditioned conjugate gradients at each grid
-        lifetime, to relative residual ``tol``; 'auto': 'cholesky' up to
-        :data:`AUTO_EXACT_COLUMNS` columns (and always for 'evidence'),
-        else 'cg'.
-    n_lifetimes : int, default=200
-        Grid size: lifetimes spread evenly over the events (every event if
-        there are fewer) where validation errors (and CG solves) are made.
+        Fraction of X held out by the path solvers when no ``X_val`` is
+        given.
+    solver : {'auto', 'dual', 'cholesky', 'cg'}, default='auto'
+        'dual': dual ridge with exact leave-one-out (O(N²) memory, O(N³)
+        time per lifetime); 'cholesky': the exact path, O(C²) memory for C
+        cells at Λ, refused above :data:`mondrian.path.EXACT_MAX_COLUMNS`
+        columns; 'cg': warm-started preconditioned conjugate gradients at
+        each grid lifetime, to relative residual ``tol``, O(N·M) memory;
+        'auto': 'dual' up to :data:`AUTO_DUAL_ROWS` points (or with
+        ``cv``), else 'cholesky' up to :data:`AUTO_EXACT_COLUMNS` columns
+        and 'cg' above (always 'cholesky' for 'evidence').
+    n_lifetimes : int or 'auto', default='auto'
+        Path solvers: an int is a grid of that many lifetimes spread evenly
+        over the split events; 'auto' is a log grid at half-octave steps
+        around the pilot's lifetime (CG) or 100 lifetimes over the events
+        (exact path).  The dual solver searches the lifetimes itself.
     tol : float, default=1e-4
         Relative residual tolerance of the CG path.
     prior : {'uniform', 'log-uniform'}, default='uniform'
@@ -270,29 +401,31 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         α·s²); 1.0 is the paper's choice (Sec. 4.2.1), 'profile' maximises
         over s² per lifetime (useful for unscaled targets).
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
-        Trees and the validation split.
+        Trees, the validation split and the folds.
     n_jobs : int or None, default=None
-        Threads (None: 1; -1: all cores).
+        Threads (None or -1: all cores).
     warm_start : bool, default=False
-        Keep the path's learners after ``fit`` so that a later ``fit`` to a
-        larger ``max_lifetime`` continues the path instead of starting
-        over: the forest is extended in place (``features_.extend``; by
-        memorylessness the cells at every λ up to the previous Λ are
-        unchanged), the learners continue from the previous Λ over the new
-        split events only, up to ``n_lifetimes`` grid lifetimes spread over
-        those new events are appended to ``path_`` (the old rows are kept),
-        and (λ, α) is re-selected over the whole path [0, Λ_new].  An equal
-        ``max_lifetime`` re-selects without running the path.  The fit
-        starts from scratch, as with ``warm_start=False``, if X, y, X_val
-        or y_val differ in shape or content from the previous fit, if any
-        parameter other than ``max_lifetime`` and ``n_jobs`` changed, if
-        ``max_lifetime`` is smaller, or if ``solver='auto'`` picks another
-        solver for the extended forest (then the extended forest is kept
-        and the path re-run on it).  Cost: the learners stay in memory
-        (exact solver: n_alphas·(C+1)²·8 bytes); they are not pickled.
-        The extended forest is distributed as one grown to Λ_new directly,
-        but it is not the forest that ``random_state`` grows directly to
-        Λ_new.
+        Path solvers with a numeric ``max_lifetime``, ``alphas`` and
+        ``n_lifetimes``: keep the path's learners after ``fit`` so that a
+        later ``fit`` to a larger ``max_lifetime`` continues the path
+        instead of starting over: the forest is extended in place
+        (``features_.extend``; by memorylessness the cells at every λ up to
+        the previous Λ are unchanged), the learners continue from the
+        previous Λ over the new split events only, up to ``n_lifetimes``
+        grid lifetimes spread over those new events are appended to
+        ``path_`` (the old rows are kept), and (λ, α) is re-selected over
+        the whole path [0, Λ_new].  An equal ``max_lifetime`` re-selects
+        without running the path.  The fit starts from scratch, as with
+        ``warm_start=False``, if X, y, X_val or y_val differ in shape or
+        content from the previous fit, if any parameter other than
+        ``max_lifetime`` and ``n_jobs`` changed, if ``max_lifetime`` is
+        smaller, or if ``solver='auto'`` picks another solver for the
+        extended forest (then the extended forest is kept and the path
+        re-run on it).  Cost: the learners stay in memory (exact solver:
+        n_alphas·(C+1)²·8 bytes); they are not pickled.  The extended forest
+        is distributed as one grown to Λ_new directly, but it is not the
+        forest that ``random_state`` grows directly to Λ_new.  The dual
+        solver and the automatic parameters always fit from scratch.
 
     Attributes
     ----------
@@ -302,14 +435,21 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         Selected λ̂.
     alpha_ : float
         Selected α̂.
+    n_trees_ : int
+        Number of trees used.
     path_ : dict
-        ``lifetimes`` (grid), ``alphas``, ``n_features`` (columns at each
-        grid lifetime), ``train_mse`` and ``validation_mse`` (grid x alphas;
-        NaN without validation data), ``log_marginal_likelihood`` (grid x
-        alphas; NaN for the CG solver), ``solver``, ``tol``,
-        ``validation_rows``, ``segments`` (first grid row of each fit that
-        contributed to the path: ``[0]``, then one more per warm
-        continuation that added grid lifetimes) and, for the exact solver,
+        ``lifetimes`` (the lifetimes evaluated, increasing), ``alphas``,
+        ``n_features`` (columns at each lifetime), ``train_mse`` and
+        ``validation_mse`` (lifetimes x alphas; NaN where not evaluated),
+        ``log_marginal_likelihood`` (lifetimes x alphas; the dual's has the
+        prior variance profiled out; NaN for the CG solver), ``solver``,
+        ``tol``, ``validation`` ('loo', 'kfold', 'holdout' or 'none'),
+        ``validation_rows``, ``scale`` (λ₀; None with a fixed grid),
+        ``max_lifetime`` (final Λ), ``stop_reason`` ('passed minimum',
+        'max_lifetime', 'saturated', 'memory' or 'floor', see
+        :class:`mondrian.path.search.LifetimeSearch`), ``segments`` (first
+        row of each fit that contributed to the path: ``[0]``, then one
+        more per warm continuation) and, for the exact solver,
         ``event_lifetimes`` and ``event_log_marginal_likelihood`` at every
         event.
     posterior_ : LifetimePosterior or None
@@ -317,23 +457,33 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     coef_ : ndarray of shape (n_columns at ``lifetime_``,)
     intercept_ : float
     solver_ : str
-        'cholesky' or 'cg'.
+        'dual', 'cholesky' or 'cg'.
     path_time_ : float
-        Seconds spent growing (or extending) the forest and sweeping the
-        path in the last ``fit``.
+        Seconds spent in the last ``fit``.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian import MondrianKernelRidgeCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((300, 3))
+    >>> y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(300)
+    >>> model = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    >>> model.solver_, model.path_["validation"]
+    ('dual', 'loo')
     """
 
-    def __init__(self, n_trees: int = 100, max_lifetime: float = 1.0, *,
-                 alphas=(1e-3, 1e-2, 1e-1, 1.0), selection: str = "validation",
-                 validation_fraction: float = 0.2, solver: str = "auto",
-                 n_lifetimes: int = 200, tol: float = 1e-4, prior: str = "uniform",
-                 prior_variance=1.0, random_state=None, n_jobs: int | None = None,
-                 warm_start: bool = False):
+    def __init__(self, n_trees="auto", max_lifetime="auto", *, alphas="auto",
+                 selection: str = "validation", cv=None, validation_fraction: float = 0.2,
+                 solver: str = "auto", n_lifetimes="auto", tol: float = 1e-4,
+                 prior: str = "uniform", prior_variance=1.0, random_state=None,
+                 n_jobs: int | None = None, warm_start: bool = False):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.alphas = alphas
         self.selection = selection
+        self.cv = cv
         self.validation_fraction = validation_fraction
         self.solver = solver
         self.n_lifetimes = n_lifetimes
@@ -344,31 +494,61 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.warm_start = warm_start
 
-    def _check_params(self):
-        check_int(self.n_trees, "n_trees")
-        lam = check_lifetime(self.max_lifetime, "max_lifetime")
-        if lam <= 0:
-            raise ValueError(f"max_lifetime must be > 0, got {lam!r}")
-        alphas = check_alphas(self.alphas)
+    # ------------------------------------------------------------ parameters
+    def _check_params(self) -> dict:
+        """Validated parameters; 'auto' values stay 'auto'."""
+        p = {}
+        p["n_trees"] = _auto_or(self.n_trees, "n_trees", check_int)
+        if p["n_trees"] != "auto" and p["n_trees"] > LABEL_MAX_TREES and self.solver == "dual":
+            raise ValueError(f"solver='dual' takes at most {LABEL_MAX_TREES} trees, "
+                             f"got n_trees={p['n_trees']}")
+        lam = _auto_or(self.max_lifetime, "max_lifetime", check_lifetime)
+        if lam != "auto" and lam <= 0:
+            raise ValueError(f"max_lifetime must be > 0 or 'auto', got {lam!r}")
+        p["max_lifetime"] = lam
+        p["alphas"] = _auto_or(self.alphas, "alphas", lambda value, _: check_alphas(value))
         if self.selection not in _SELECTIONS:
             raise ValueError(f"selection must be one of {_SELECTIONS}, got {self.selection!r}")
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
+        if self.selection == "evidence" and self.solver in ("cg", "dual"):
+            raise ValueError("selection='evidence' needs the exact log marginal likelihood "
+                             "at every event: use solver='cholesky' or 'auto'")
         if self.prior not in ("uniform", "log-uniform"):
             raise ValueError(f"prior must be 'uniform' or 'log-uniform', got {self.prior!r}")
-        check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
-        check_positive_float(self.tol, "tol")
+        p["n_lifetimes"] = _auto_or(self.n_lifetimes, "n_lifetimes",
+                                    lambda v, name: check_int(v, name, minimum=2))
+        p["tol"] = check_positive_float(self.tol, "tol")
         if not (isinstance(self.prior_variance, str) and self.prior_variance == "profile"):
             if isinstance(self.prior_variance, str):
                 raise ValueError("prior_variance must be a positive float or 'profile', "
                                  f"got {self.prior_variance!r}")
             check_positive_float(self.prior_variance, "prior_variance")
-        fraction = check_fraction(self.validation_fraction, "validation_fraction")
+        p["fraction"] = check_fraction(self.validation_fraction, "validation_fraction")
+        p["cv"] = _check_cv(self.cv)
+        if p["cv"] is not None and self.solver in ("cholesky", "cg"):
+            raise ValueError(f"cv={self.cv!r} needs solver='dual' (or 'auto' on up to "
+                             f"{AUTO_DUAL_ROWS} points); the path solvers validate on a "
+                             "held-out fraction (validation_fraction) or on X_val")
         check_bool(self.warm_start, "warm_start")
-        return lam, alphas, fraction
+        return p
 
+    def _choose_solver(self, p: dict, n_points: int) -> str:
+        """'dual' or 'path' (the Cholesky/CG path, decided once the forest is grown)."""
+        if self.solver == "dual":
+            return "dual"
+        if self.solver in ("cholesky", "cg") or self.selection == "evidence":
+            return "path"
+        if p["cv"] is not None:
+            return "dual"
+        explicit = all(p[k] != "auto" for k in ("max_lifetime", "alphas", "n_lifetimes"))
+        if self.warm_start and explicit:
+            return "path"   # warm continuation is a property of the path learners
+        return "dual" if n_points <= AUTO_DUAL_ROWS else "path"
+
+    # ------------------------------------------------------------------ fit
     def fit(self, X, y, X_val=None, y_val=None, progress=None) -> "MondrianKernelRidgeCV":
-        """Grow the forest, sweep the path and select (λ, α).
+        """Grow the forest, search the lifetimes and select (λ, α).
 
         With ``warm_start=True`` and the previous fit's data and parameters
         except a larger (or equal) ``max_lifetime``, the forest and the path
@@ -379,52 +559,257 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         X_val, y_val : array-like, optional
-            Validation data (both or neither).  Without them and with
-            ``selection='validation'``, a ``validation_fraction`` of X is
-            held out.
+            Validation data (both or neither).  Without them the dual solver
+            validates by exact leave-one-out (or ``cv`` folds) and the path
+            solvers hold out a ``validation_fraction`` of X.
         progress : callable, optional
-            Called as ``progress(done, total)`` after each grid lifetime of
-            this fit.
+            Called as ``progress(done, total)`` after each lifetime
+            evaluated (``total`` is an estimate while the search runs).
 
         Returns
         -------
         self
         """
-        lam_max, alphas, fraction = self._check_params()
+        p = self._check_params()
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val)
-        key = _data_key(X_all, y_all, n_given) if self.warm_start else None
+        n_jobs = resolve_n_jobs(self.n_jobs)
         t0 = time.perf_counter()
-        warm, mask, features, _ = self._forest_for_fit(
-            lam_max, key, X_all, n_given, self.selection == "validation", fraction)
+        if self._choose_solver(p, n_given) == "dual":
+            self._warm = None
+            self._fit_dual(p, X_all, y_all, n_given, n_jobs, progress)
+        else:
+            self._fit_path(p, X_all, y_all, n_given, n_jobs, progress)
+        self.path_time_ = time.perf_counter() - t0
+        return self
+
+    def _fit_dual(self, p: dict, X_all, y_all, n_given: int, n_jobs: int, progress) -> None:
+        """Dual solver: exact kernel ridge on the Mondrian kernel at each
+        lifetime the search visits, every alpha from one eigendecomposition
+        (:mod:`mondrian.path.dual`), then the weights at the selected pair."""
+        split_rng, tree_rng, _ = check_random_generator(self.random_state).spawn(3)
+        train = np.arange(n_given)
+        n_trees = AUTO_DUAL_TREES if p["n_trees"] == "auto" else p["n_trees"]
+        auto_alphas = isinstance(p["alphas"], str)
+        alphas = AUTO_DUAL_ALPHAS.copy() if auto_alphas else p["alphas"]
+        scale = lifetime_scale(X_all[train], split_rng)
+        lam_top = scale if p["max_lifetime"] == "auto" else p["max_lifetime"]
+        features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top, random_state=tree_rng,
+                                    n_jobs=n_jobs).fit(X_all)
+        yc = y_all - float(y_all[train].mean())
+        folds = None
+        if X_all.shape[0] == n_given and p["cv"] not in (None, "loo"):
+            if n_given < p["cv"]:
+                raise ValueError(f"cv={p['cv']} folds need at least {p['cv']} samples, "
+                                 f"got {n_given}")
+            folds = split_rng.permutation(np.arange(n_given) % p["cv"])
+        scorer = DualScorer(features, yc, alphas, train,
+                            val_rows=np.arange(n_given, X_all.shape[0]), folds=folds,
+                            n_jobs=n_jobs)
+
+        def evaluate(lam: float) -> np.ndarray:
+            error = scorer(lam)
+            if progress is not None:
+                done = len(scorer.records["lifetimes"])
+                progress(done, max(done + 1, _SEARCH_STEPS))
+            return error
+
+        extend = _forest_extender(features) if p["max_lifetime"] == "auto" else None
+        search = search_lifetime(evaluate, scale, lam_top, extend=extend)
+        lifetime = scorer.best["lifetime"]
+        g = int(np.searchsorted(search.lifetimes, lifetime))
+        errors = search.errors
+        a = _largest_near_best(errors[g])
+        if a in (0, alphas.shape[0] - 1) and alphas.shape[0] > 1:
+            alphas, errors, a = self._alpha_edge(alphas, errors, g, a, auto_alphas,
+                                                 scorer.best["ridge"], scorer.method)
+        alpha = float(alphas[a])
+        if progress is not None:
+            progress(search.lifetimes.shape[0], search.lifetimes.shape[0])
+        # The weights at (λ̂, α̂) on every labelled point: w = Φᵀc.
+        self.intercept_ = float(y_all.mean())
+        if scorer.method == "holdout":
+            K = mondrian_kernel_matrix(cell_labels(features, lifetime), n_jobs=n_jobs)
+            K[np.diag_indices_from(K)] += alpha
+            with threadpool_limits(limits=n_jobs, user_api="blas"):
+                c = scipy.linalg.solve(K, y_all - self.intercept_, assume_a="pos",
+                                       overwrite_a=True, check_finite=False)
+        else:
+            c = scorer.best["ridge"].dual_coef(alpha)
+        self.coef_ = features.training_features(lifetime).T @ c
+
+        def padded(key):
+            table = scorer.table(key)
+            out = np.full((table.shape[0], alphas.shape[0]), np.nan)
+            first = int(np.flatnonzero(np.isin(alphas, scorer.alphas))[0])
+            out[:, first:first + table.shape[1]] = table
+            return out
+
+        self.path_ = dict(
+            lifetimes=search.lifetimes, alphas=alphas,
+            n_features=scorer.table("n_features").astype(np.int64),
+            train_mse=padded("train_mse"), validation_mse=errors,
+            log_marginal_likelihood=padded("log_marginal_likelihood"), solver="dual",
+            tol=0.0, validation=scorer.method,
+            validation_rows=(scorer.val_rows if scorer.method == "holdout" else train),
+            segments=np.zeros(1, dtype=np.int64), scale=search.scale,
+            max_lifetime=search.max_lifetime, stop_reason=search.stop_reason)
+        self._warn_ceiling(search)
+        self.features_ = features
+        self.lifetime_ = lifetime
+        self.alpha_ = alpha
+        self.posterior_ = None
+        self.solver_ = "dual"
+        self.n_trees_ = n_trees
+        self._bma = None
+
+    def _alpha_edge(self, alphas, errors, g, a, auto_alphas, ridge, method):
+        """The selected alpha is at an end of the grid: extend an automatic
+        grid past it (at the selected lifetime, where the eigendecomposition
+        is at hand), or warn that the user's grid may be too narrow."""
+        if not auto_alphas or method != "loo":
+            side = "smallest" if a == 0 else "largest"
+            warnings.warn(f"the selected alpha {alphas[a]:g} is the {side} of alphas: a "
+                          f"{'smaller' if a == 0 else 'larger'} one may be better; widen "
+                          "alphas (alphas='auto' extends its grid by itself)", UserWarning,
+                          stacklevel=4)
+            return alphas, errors, a
+        for _ in range(_ALPHA_EXTENSIONS):
+            step = alphas[1] / alphas[0]
+            if a == 0:
+                new = alphas[0] * step ** -np.arange(_ALPHA_STEPS, 0, -1, dtype=np.float64)
+                alphas = np.concatenate([new, alphas])
+                errors = np.concatenate([np.full((errors.shape[0], new.size), np.nan), errors],
+                                        axis=1)
+                errors[g, :new.size] = ridge.loo_mse(new)
+            else:
+                new = alphas[-1] * step ** np.arange(1, _ALPHA_STEPS + 1, dtype=np.float64)
+                alphas = np.concatenate([alphas, new])
+                errors = np.concatenate([errors, np.full((errors.shape[0], new.size), np.nan)],
+                                        axis=1)
+                errors[g, -new.size:] = ridge.loo_mse(new)
+            a = _largest_near_best(errors[g])
+            if 0 < a < alphas.shape[0] - 1:
+                break
+        return alphas, errors, a
+
+    def _warn_ceiling(self, search: LifetimeSearch) -> None:
+        if search.stop_reason == "max_lifetime":
+            warnings.warn(f"the validation error still falls at max_lifetime="
+                          f"{search.max_lifetime:.6g}: a larger lifetime may be better "
+                          "(max_lifetime='auto' grows the forest until the error has "
+                          "passed its minimum)", UserWarning, stacklevel=4)
+
+    def _fit_path(self, p: dict, X_all, y_all, n_given: int, n_jobs: int, progress) -> None:
+        """Cholesky or CG path: sweep a lifetime grid of one forest with
+        warm-started learners (Sec. 4), growing the forest while the
+        validation error (or the evidence) still improves at its end when
+        ``max_lifetime='auto'``."""
+        auto_lam = p["max_lifetime"] == "auto"
+        auto = auto_lam or any(isinstance(p[k], str) for k in ("alphas", "n_lifetimes"))
+        n_trees = AUTO_PATH_TREES if p["n_trees"] == "auto" else p["n_trees"]
+        fraction = p["fraction"]
+        need_validation = self.selection == "validation"
+        if auto:
+            self._warm = None
+            split_rng, tree_rng, _ = check_random_generator(self.random_state).spawn(3)
+            mask = _holdout_mask(self, X_all.shape[0], n_given, need_validation, fraction,
+                                 split_rng)
+            train_rows = np.flatnonzero(mask)
+            scale = lifetime_scale(X_all[train_rows], split_rng)
+            lam_top = scale if auto_lam else p["max_lifetime"]
+            features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top,
+                                        random_state=tree_rng, n_jobs=n_jobs).fit(X_all)
+            extend = _forest_extender(features) if auto_lam else None
+            mean = float(y_all[mask].mean())
+            yc = y_all - mean
+            if need_validation:
+                # A pilot: exact leave-one-out in the dual on a subsample of
+                # the training rows finds the region of (λ, α); the path then
+                # sweeps that region on all rows.
+                pilot_rows = np.sort(split_rng.choice(
+                    train_rows, min(train_rows.size, PILOT_ROWS), replace=False))
+                scorer = DualScorer(features, yc, AUTO_DUAL_ALPHAS if isinstance(
+                    p["alphas"], str) else p["alphas"], pilot_rows, n_jobs=n_jobs)
+                pilot = search_lifetime(scorer, scale, features.lifetime_, extend=extend)
+                g, a = pilot.best
+                lam_c, alpha_c = float(pilot.lifetimes[g]), float(scorer.alphas[a])
+                alphas = (alpha_c * PATH_ALPHA_FACTORS if isinstance(p["alphas"], str)
+                          else p["alphas"])
+                grid = lam_c * PATH_GRID_FACTORS
+            else:
+                alphas = (EVIDENCE_ALPHAS if isinstance(p["alphas"], str) else p["alphas"])
+                grid = None
+            if grid is not None:
+                if auto_lam and grid[-1] > features.lifetime_:
+                    extend(grid[-1])
+                grid = grid[grid <= features.lifetime_]
+                if grid.size == 0:
+                    grid = np.array([features.lifetime_])
+            lam_max = features.lifetime_
+            key = None
+            warm = None
+        else:
+            lam_max, alphas = p["max_lifetime"], p["alphas"]
+            key = _data_key(X_all, y_all, n_given) if self.warm_start else None
+            warm, mask, features, _ = self._forest_for_fit(
+                lam_max, key, X_all, n_given, need_validation, fraction, n_trees=n_trees,
+                n_jobs=n_jobs)
+            mean = float(y_all[mask].mean())
+            yc = y_all - mean
+            scale = None
         val_rows = np.flatnonzero(~mask)
         events = split_events(features)
         solver = self._resolve_solver(events.n_columns, alphas.shape[0])
-        mean = float(y_all[mask].mean())
-        yc = y_all - mean
+        n_grid = p["n_lifetimes"] if p["n_lifetimes"] != "auto" else AUTO_EXACT_GRID
+        # A log-spaced grid around the pilot's lifetime, or n_grid lifetimes
+        # spread evenly over the split events.
+        log_grid = auto and grid is not None and p["n_lifetimes"] == "auto"
         if warm is not None and warm["solver"] == solver:
             learner = warm["learner"]
             n_old = learner.events.times.shape[0]
             if events.lifetime > learner.events.lifetime:
                 learner.extend(events)
-            grid = _continued_grid(events, n_old, self.n_lifetimes)
+            grid = _continued_grid(events, n_old, n_grid)
             rows, best = warm["rows"], warm["best"]
         else:
-            if solver == "cholesky":
-                learner = ExactRidgePath(events, yc, alphas, train_mask=mask,
-                                         n_jobs=self.n_jobs)
-            else:
-                learner = CGRidgePath(events, yc, alphas, train_mask=mask, tol=self.tol,
-                                      n_jobs=self.n_jobs)
-            grid = lifetime_grid(events, self.n_lifetimes)
+            learner = self._new_learner(solver, events, yc, alphas, mask, n_jobs)
+            if not log_grid:
+                grid = lifetime_grid(events, n_grid)
             rows, best = None, (np.inf, None, None)
         new_rows, best = self._sweep(learner, events, solver, grid, yc, mask, best, progress)
         rows = _append_rows(rows, new_rows)
+        stop = "passed minimum" if auto_lam else "max_lifetime"
+        while auto_lam:
+            score = self._grid_score(rows)
+            if int(np.argmin(score)) != score.shape[0] - 1:
+                break
+            top = float(rows["lifetimes"][-1])
+            why = extend(max(top, features.lifetime_) * 4.0)
+            if why is not None:
+                stop = why
+                break
+            n_old = events.times.shape[0]
+            events = split_events(features)
+            if solver == "cholesky":
+                check_exact_size(events.n_columns, alphas.shape[0])
+            learner.extend(events)
+            if log_grid:
+                more = top * PATH_GRID_FACTORS[PATH_GRID_FACTORS > 1.0]
+                more = more[more <= features.lifetime_]
+            else:
+                more = _continued_grid(events, n_old, n_grid)
+            new_rows, best = self._sweep(learner, events, solver, more, yc, mask, best,
+                                         progress)
+            rows = _append_rows(rows, new_rows)
+        lam_max = features.lifetime_
         # Copies: the rows kept for a warm continuation stay as computed.
         path = {k: v.copy() for k, v in rows.items()}
         path.update(alphas=alphas, solver=solver, tol=self.tol if solver == "cg" else 0.0,
-                    validation_rows=val_rows)
+                    validation="holdout" if val_rows.size else "none",
+                    validation_rows=val_rows, scale=scale, max_lifetime=lam_max,
+                    stop_reason=stop)
         grid, val_mse = rows["lifetimes"], rows["validation_mse"]
         posterior = None
         if solver == "cholesky":
@@ -437,21 +822,25 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                 raise ValueError("selection='validation' needs validation data")
             g, a = np.unravel_index(np.argmin(val_mse), val_mse.shape)
             lifetime, alpha = float(grid[g]), float(alphas[a])
+            if (a in (0, alphas.shape[0] - 1) and alphas.shape[0] > 1
+                    and not isinstance(p["alphas"], str)):
+                self._alpha_edge(alphas, val_mse, g, a, False, None, "holdout")
         else:
             k, a = np.unravel_index(np.argmax(ev_ll), ev_ll.shape)
             alpha = float(alphas[a])
             breaks = path["event_lifetimes"]
             end = breaks[k + 1] if k + 1 < breaks.shape[0] else lam_max
             lifetime = float(0.5 * (breaks[k] + end))
+        if not auto_lam and self.selection == "validation" and g == grid.shape[0] - 1:
+            self._warn_ceiling(LifetimeSearch(grid, val_mse, 0.0, lam_max, "max_lifetime"))
         if solver == "cholesky":
             a_sel = int(np.flatnonzero(alphas == alpha)[0])
             posterior = LifetimePosterior(path["event_lifetimes"], ev_ll[:, a_sel], lam_max,
                                           prior=self.prior)
-            self._bma = self._bma_states(events, yc, mask, alpha, posterior, mean)
+            self._bma = self._bma_states(events, yc, mask, alpha, posterior, mean, n_jobs)
         else:
             self._bma = None
-        self.path_time_ = time.perf_counter() - t0
-        if self.warm_start:
+        if self.warm_start and not auto:
             self._warm = dict(features=features, lifetime=features.lifetime_, key=key,
                               params=_param_snapshot(self), mask=mask, solver=solver,
                               learner=learner, rows=rows, best=best)
@@ -466,7 +855,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         else:
             # The scalable learner on all points: memory O(N·M) as on the path.
             refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=self.tol,
-                                local_sweeps=0, n_jobs=self.n_jobs)
+                                local_sweeps=0, n_jobs=n_jobs)
             refit.advance(lifetime)
             _, best_lifetime, best_w = best
             if best_w is not None:
@@ -482,7 +871,18 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         self.path_ = path
         self.posterior_ = posterior
         self.solver_ = solver
-        return self
+        self.n_trees_ = n_trees
+
+    def _new_learner(self, solver, events, yc, alphas, mask, n_jobs):
+        if solver == "cholesky":
+            return ExactRidgePath(events, yc, alphas, train_mask=mask, n_jobs=n_jobs)
+        return CGRidgePath(events, yc, alphas, train_mask=mask, tol=self.tol, n_jobs=n_jobs)
+
+    def _grid_score(self, rows: dict) -> np.ndarray:
+        """Per grid lifetime, the quantity minimised by the selection."""
+        if self.selection == "validation":
+            return np.min(rows["validation_mse"], axis=1)
+        return -np.max(rows["log_marginal_likelihood"], axis=1)
 
     def _sweep(self, learner, events, solver: str, grid: np.ndarray, yc: np.ndarray,
                mask: np.ndarray, best: tuple, progress) -> tuple[dict, tuple]:
@@ -535,7 +935,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         fits = n_columns <= AUTO_EXACT_COLUMNS
         return "cholesky" if fits and exact_path_memory(n_columns, n_alphas) <= 2**30 else "cg"
 
-    def _bma_states(self, events, yc, mask, alpha, posterior, mean):
+    def _bma_states(self, events, yc, mask, alpha, posterior, mean, n_jobs):
         """Weights of the most probable states of the posterior over λ.
 
         Keeps the states of largest posterior mass until they cover
@@ -547,7 +947,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         covered = np.cumsum(posterior.mass[order])
         n_keep = min(int(np.searchsorted(covered, 1.0 - 1e-6)) + 1, _BMA_MAX_STATES)
         keep = np.sort(order[:n_keep])
-        learner = ExactRidgePath(events, yc, [alpha], train_mask=mask, n_jobs=self.n_jobs)
+        learner = ExactRidgePath(events, yc, [alpha], train_mask=mask, n_jobs=n_jobs)
         states = []
         for k in keep:
             # State k holds after the first k events (state 0: λ in [0, t_1)).

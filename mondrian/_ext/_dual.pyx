@@ -1,0 +1,43 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Cython seam over ``c/dual.h``: the Mondrian kernel matrix from cell labels."""
+from libc.stdint cimport uint16_t
+
+import numpy as np
+
+from ._status cimport check_status
+
+cdef extern from "c/dual.h" nogil:
+    int MT_LABEL_MAX_TREES
+    int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b,
+                        size_t n_trees, double scale, double *K, int n_threads)
+
+__all__ = ["label_kernel", "LABEL_MAX_TREES"]
+
+#: Largest number of trees (columns of the label tables) label_kernel accepts.
+LABEL_MAX_TREES = MT_LABEL_MAX_TREES
+
+
+def label_kernel(const uint16_t[:, ::1] A, B=None, double scale=1.0, int n_threads=1):
+    """K[i, j] = scale · #{m : A[i, m] == B[j, m]} (B=None: B = A, symmetric).
+
+    ``A`` and ``B`` hold one row of per-tree cell labels per point.
+    """
+    cdef const uint16_t[:, ::1] Bv
+    cdef const uint16_t *pb = NULL
+    cdef size_t n_a = A.shape[0], n_b = A.shape[0], m = A.shape[1]
+    if B is not None:
+        Bv = B
+        if <size_t>Bv.shape[1] != m:
+            raise ValueError(f"B has {Bv.shape[1]} trees, A has {m}")
+        n_b = Bv.shape[0]
+        if n_b > 0:
+            pb = &Bv[0, 0]
+    K = np.empty((n_a, n_b), dtype=np.float64)
+    if n_a == 0 or n_b == 0:
+        return K
+    cdef double[:, ::1] Kv = K
+    cdef int status
+    with nogil:
+        status = mt_label_kernel(&A[0, 0], n_a, pb, n_b, m, scale, &Kv[0, 0], n_threads)
+    check_status(status, "label_kernel", arg=f"need 1 to {MT_LABEL_MAX_TREES} trees")
+    return K

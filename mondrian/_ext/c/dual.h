@@ -1,0 +1,34 @@
+/*
+ * dual.h -- the Mondrian kernel matrix of points whose cells are known.
+ *
+ * In the dual, ridge regression on the Mondrian features needs the N x N
+ * kernel K = Phi Phi^T.  With every point's cell in every tree given as a
+ * label (labels[i * n_trees + m], one row per point), and training points'
+ * features equal to 1/sqrt(M) in their cell,
+ *
+ *     K[i, j] = scale * #{m : labels[i, m] == labels[j, m]},  scale = 1/M.
+ *
+ * Labels are 16-bit cell numbers *within* a tree (a tree has at most as
+ * many cells as points, and the dual is only used for N well below 65536),
+ * so a comparison of two rows runs 8 trees per SSE2 instruction; four rows
+ * are compared against one row at a time so that its labels are loaded
+ * once for four pairs.  Counts are exact integers below 65536 (n_trees is
+ * limited to 65535), so the result does not depend on the threads.
+ */
+#ifndef MT_DUAL_H
+#define MT_DUAL_H
+
+#include "common.h"
+
+/* Largest n_trees the 16-bit counts allow. */
+#define MT_LABEL_MAX_TREES 65535
+
+/*
+ * K (n_a x n_b, row-major) with K[i, j] = scale * (number of equal labels
+ * of row i of `a` and row j of `b`).  If `b` is NULL, b = a, n_b = n_a, and
+ * the full symmetric matrix is written (each pair counted once).
+ */
+int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b,
+                    size_t n_trees, double scale, double *K, int n_threads);
+
+#endif /* MT_DUAL_H */

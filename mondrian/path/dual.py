@@ -1,0 +1,239 @@
+"""Ridge regression on the Mondrian features in the dual, every alpha at once.
+
+On small data the labelled points are fewer than the features (N < C), and
+ridge regression on Φ_λ is solved best in the dual.  With the kernel matrix
+
+    K_λ = Φ_λ Φ_λᵀ,   K_λ[i, j] = (1/M)·#{trees in which i and j share their cell at λ}
+
+(K_ii = 1; each off-diagonal entry is an unbiased estimate of the Laplace
+kernel exp(-λ‖xᵢ - xⱼ‖₁), Prop. 1), the ridge weights are w = Φ_λᵀc with
+(K_λ + αI)c = y (the paper's A = ΦᵀΦ + δ²I of Sec. 4.2.1, δ² = α, by the
+push-through identity Φᵀ(ΦΦᵀ + αI)⁻¹ = (ΦᵀΦ + αI)⁻¹Φᵀ).  One
+eigendecomposition K = U diag(s) Uᵀ then serves every alpha in O(N²) each:
+
+* dual coefficients c_α = U diag(1/(s + α)) Uᵀy;
+* hat matrix H_α = K(K + αI)⁻¹ = U diag(s/(s + α)) Uᵀ, so the residuals are
+  y - H_α y = U diag(α/(s + α)) Uᵀy and 1 - (H_α)ᵢᵢ = Σₖ Uᵢₖ² α/(sₖ + α);
+* the exact leave-one-out residuals of a linear smoother,
+  eᵢ = (yᵢ - (H_α y)ᵢ)/(1 - (H_α)ᵢᵢ), hence the leave-one-out mean squared
+  error: N-fold cross-validation at the price of one fit;
+* the log marginal likelihood of y ~ N(0, s²(K + αI)) with the prior
+  variance s² profiled out, -N/2·log(yᵀ(K + αI)⁻¹y/N) - ½Σ log(sₖ + α) + const.
+
+Cell labels come from the forest's own point slices (exact for points the
+trees were grown on), so K costs O(N²·M/8) comparisons (``c/dual.h``),
+independently of how many cells there are, and the eigendecomposition
+O(N³): the dual is the solver of choice up to a few thousand points.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+from threadpoolctl import threadpool_limits
+
+from .._ext._dual import LABEL_MAX_TREES, label_kernel
+from ..features.mondrian import MondrianFeatures
+
+#: Rows up to which the eigendecomposition runs on one BLAS thread: on two
+#: cores, with another process running, two OpenBLAS threads made a
+#: 600 x 600 eigendecomposition 10x slower (0.49 s against 0.05 s).
+SERIAL_EIGH_ROWS = 2000
+
+__all__ = ["cell_labels", "mondrian_kernel_matrix", "DualRidge", "DualScorer"]
+
+
+def cell_labels(features: MondrianFeatures, lifetime: float,
+                rows: np.ndarray | None = None) -> np.ndarray:
+    """Cell of every training point in every tree at ``lifetime``.
+
+    Returns a C-contiguous uint16 array of shape (len(rows), M): entry
+    (i, m) numbers point ``rows[i]``'s cell among tree m's cells at λ.
+    Two points share their cell in tree m exactly when their labels in
+    column m are equal.
+
+    Parameters
+    ----------
+    features : MondrianFeatures
+        A fitted forest; ``rows`` index the points it was grown on.
+    lifetime : float
+        λ in [0, ``features.lifetime_``].
+    rows : ndarray of int, optional
+        Rows to return (default all, in fit order).
+    """
+    n_trees = features.n_trees
+    if n_trees > LABEL_MAX_TREES:
+        raise ValueError(f"the dual solver takes at most {LABEL_MAX_TREES} trees, "
+                         f"got n_trees={n_trees}")
+    cols = features.training_features(lifetime).indices.reshape(-1, n_trees)
+    if rows is not None:
+        cols = cols[np.asarray(rows, dtype=np.intp)]
+    # Tree m's cells are consecutive columns: their offsets from the first
+    # of them in use number the cells within the tree (< number of points).
+    local = cols - cols.min(axis=0, initial=np.iinfo(cols.dtype).max)[None, :]
+    if local.size and local.max() > np.iinfo(np.uint16).max:
+        raise ValueError("the dual solver needs fewer than 65536 cells per tree: "
+                         "use solver='cg' for data this large")
+    return np.ascontiguousarray(local, dtype=np.uint16)
+
+
+def mondrian_kernel_matrix(labels_a: np.ndarray, labels_b: np.ndarray | None = None, *,
+                           n_jobs: int = 1) -> np.ndarray:
+    """K[i, j] = (1/M)·#{m : labels_a[i, m] == labels_b[j, m]}.
+
+    ``labels_b=None`` gives the symmetric matrix of ``labels_a`` with
+    itself.  Labels are those of :func:`cell_labels` (one forest, one λ).
+    """
+    n_trees = labels_a.shape[1]
+    return label_kernel(labels_a, labels_b, 1.0 / n_trees, n_jobs)
+
+
+class DualRidge:
+    """Kernel ridge regression for every alpha from one eigendecomposition.
+
+    Parameters
+    ----------
+    K : ndarray of shape (N, N)
+        Symmetric positive semi-definite kernel matrix of the training
+        points; it is overwritten.
+    y : ndarray of shape (N,)
+        Centred targets.
+    n_jobs : int
+        BLAS threads for the eigendecomposition above
+        :data:`SERIAL_EIGH_ROWS` rows (below, one thread is faster on a
+        small machine, and far faster when another process shares it).
+
+    Attributes
+    ----------
+    eigenvalues : ndarray of shape (N,)
+        Eigenvalues s of K (clipped at 0 against rounding).
+    """
+
+    def __init__(self, K: np.ndarray, y: np.ndarray, *, n_jobs: int = 1):
+        y = np.asarray(y, dtype=np.float64)
+        if K.ndim != 2 or K.shape != (y.shape[0], y.shape[0]):
+            raise ValueError(f"K must have shape ({y.shape[0]}, {y.shape[0]}), got {K.shape}")
+        threads = 1 if y.shape[0] <= SERIAL_EIGH_ROWS else n_jobs
+        with threadpool_limits(limits=threads, user_api="blas"):
+            s, U = scipy.linalg.eigh(K, driver="evd", overwrite_a=True, check_finite=False)
+        self.eigenvalues = np.maximum(s, 0.0)
+        self._U = U
+        self._Uty = U.T @ y
+        self._y = y
+
+    def _shrink(self, alphas: np.ndarray) -> np.ndarray:
+        """α/(s + α), shape (N, n_alphas)."""
+        return alphas[None, :] / (self.eigenvalues[:, None] + alphas[None, :])
+
+    def train_mse(self, alphas) -> np.ndarray:
+        """Mean squared training residual ‖y - Kc_α‖²/N for each alpha
+        (Σₖ (α/(sₖ + α))² (Uᵀy)ₖ² / N: U is orthogonal)."""
+        alphas = np.asarray(alphas, dtype=np.float64)
+        F = self._shrink(alphas)
+        return np.sum(np.square(F * self._Uty[:, None]), axis=0) / self._y.shape[0]
+
+    def loo_mse(self, alphas) -> np.ndarray:
+        """Exact leave-one-out mean squared error for each alpha."""
+        alphas = np.asarray(alphas, dtype=np.float64)
+        F = self._shrink(alphas)
+        resid = self._U @ (F * self._Uty[:, None])
+        one_minus_h = np.square(self._U) @ F
+        return np.mean(np.square(resid / one_minus_h), axis=0)
+
+    def log_marginal_likelihood(self, alphas) -> np.ndarray:
+        """Log evidence of y ~ N(0, s²(K + αI)) with s² at its maximum,
+        for each alpha (up to a constant common to all alphas and λ)."""
+        alphas = np.asarray(alphas, dtype=np.float64)
+        n = self._y.shape[0]
+        denom = self.eigenvalues[:, None] + alphas[None, :]
+        quad = np.sum(np.square(self._Uty)[:, None] / denom, axis=0)
+        return -0.5 * n * np.log(quad / n) - 0.5 * np.sum(np.log(denom), axis=0)
+
+    def dual_coef(self, alpha: float) -> np.ndarray:
+        """c = (K + αI)⁻¹y, shape (N,)."""
+        return self._U @ (self._Uty / (self.eigenvalues + float(alpha)))
+
+    def predictions(self, K_cross: np.ndarray, alphas) -> np.ndarray:
+        """K_cross @ c_α for each alpha, shape (n_rows, n_alphas); K_cross
+        holds the kernel between other points (rows) and the training points."""
+        alphas = np.asarray(alphas, dtype=np.float64)
+        coef = self._U @ (self._Uty[:, None] / (self.eigenvalues[:, None] + alphas[None, :]))
+        return K_cross @ coef
+
+
+class DualScorer:
+    """Validation errors of dual ridge regression at any lifetime of one
+    forest, for every alpha, recorded as the lifetime search asks for them.
+
+    Parameters
+    ----------
+    features : MondrianFeatures
+        The forest; ``rows`` and ``val_rows`` index the points it was grown on.
+    y : ndarray
+        Centred targets of those points.
+    alphas : ndarray
+        Ridge regularisations.
+    rows : ndarray of int
+        Training rows.
+    val_rows : ndarray of int, optional
+        Held-out rows: the error is their mean squared error.  Without
+        them it is the exact leave-one-out error over ``rows``, or the
+        ``folds`` cross-validation error.
+    folds : ndarray of int, optional
+        Fold of each training row (k-fold cross-validation over ``rows``).
+    n_jobs : int
+
+    Attributes
+    ----------
+    best : dict
+        ``error``, ``lifetime`` and ``ridge`` (the :class:`DualRidge` of all
+        training rows there) of the smallest error so far.
+    """
+
+    def __init__(self, features: MondrianFeatures, y: np.ndarray, alphas: np.ndarray,
+                 rows: np.ndarray, *, val_rows: np.ndarray | None = None,
+                 folds: np.ndarray | None = None, n_jobs: int = 1):
+        self.features, self.y, self.alphas = features, y, alphas
+        self.rows = rows
+        self.val_rows = val_rows if val_rows is not None and val_rows.size else None
+        self.folds = folds
+        self.n_jobs = n_jobs
+        self.method = ("holdout" if self.val_rows is not None else
+                       "loo" if folds is None else "kfold")
+        self.records: dict[str, list] = {"lifetimes": [], "n_features": [],
+                                         "train_mse": [], "log_marginal_likelihood": []}
+        self.best: dict = {"error": np.inf}
+
+    def __call__(self, lifetime: float) -> np.ndarray:
+        labels = cell_labels(self.features, lifetime)
+        train = labels[self.rows]
+        y = self.y[self.rows]
+        K = mondrian_kernel_matrix(train, n_jobs=self.n_jobs)
+        if self.method == "kfold":
+            sse = np.zeros(self.alphas.shape[0])
+            for f in np.unique(self.folds):
+                tr, te = np.flatnonzero(self.folds != f), np.flatnonzero(self.folds == f)
+                fold = DualRidge(K[np.ix_(tr, tr)], y[tr], n_jobs=self.n_jobs)
+                pred = fold.predictions(K[np.ix_(te, tr)], self.alphas)
+                sse += np.sum(np.square(pred - y[te, None]), axis=0)
+            error = sse / y.shape[0]
+        ridge = DualRidge(K, y, n_jobs=self.n_jobs)
+        if self.method == "loo":
+            error = ridge.loo_mse(self.alphas)
+        elif self.method == "holdout":
+            K_val = mondrian_kernel_matrix(labels[self.val_rows], train, n_jobs=self.n_jobs)
+            pred = ridge.predictions(K_val, self.alphas)
+            error = np.mean(np.square(pred - self.y[self.val_rows, None]), axis=0)
+        rec = self.records
+        rec["lifetimes"].append(float(lifetime))
+        rec["n_features"].append(int(np.sum(labels.max(axis=0).astype(np.int64) + 1)))
+        rec["train_mse"].append(ridge.train_mse(self.alphas))
+        rec["log_marginal_likelihood"].append(ridge.log_marginal_likelihood(self.alphas))
+        if error.min() < self.best["error"]:
+            self.best = {"error": float(error.min()), "lifetime": float(lifetime),
+                         "ridge": ridge}
+        return error
+
+    def table(self, key: str) -> np.ndarray:
+        """A recorded quantity, rows in increasing lifetime."""
+        order = np.argsort(self.records["lifetimes"])
+        return np.asarray(self.records[key])[order]

@@ -1,0 +1,161 @@
+"""Choosing the kernel width without being told its scale.
+
+The Laplace kernel exp(-λ‖x - x'‖₁) is a function of λ·‖x - x'‖₁ only, so
+the data fix the natural scale of λ: λ₀ = 1/(median ℓ₁ distance between
+two training points), at which a typical pair of points has kernel value
+e⁻¹.  Good widths lie within a few factors of two of λ₀ on any data, raw or
+standardised (raw CPU data: λ₀ ≈ 1e-6; standardised data in D dimensions:
+λ₀ ≈ 1/D).  :func:`search_lifetime` walks over log₂(λ/λ₀) in steps of two
+(factors of 4) downwards and 1 upwards (every step up may grow the forest,
+whose size grows fast with λ) until the validation error has risen on both
+sides of its minimum, growing the forest past its terminal lifetime when the minimum is
+not yet passed at the top, then refines by one step of 1 (a factor of 2):
+the error is flat near its minimum in log λ, and every lifetime evaluated
+costs an eigendecomposition (dual) or a CG solve (path).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["lifetime_scale", "LifetimeSearch", "search_lifetime"]
+
+#: Lowest log₂(λ/λ₀) the search goes down to: at λ₀/2²⁰ every kernel value
+#: is within 1e-6 of 1 on a typical pair, the constant predictor.
+LOG2_FLOOR = -20.0
+
+
+def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000) -> float:
+    """λ₀ = 1/median ℓ₁ distance between distinct pairs of rows of X.
+
+    At most ``max_rows`` rows, drawn with ``rng``, enter the median.  Pairs
+    at distance 0 (repeated rows) are left out; if every row is the same,
+    1.0 is returned (the kernel is then constant for every λ).
+    """
+    n = X.shape[0]
+    rows = X if n <= max_rows else X[rng.choice(n, max_rows, replace=False)]
+    i, j = np.triu_indices(rows.shape[0], k=1)
+    dist = np.empty(i.shape[0])
+    chunk = 1 << 16
+    for s in range(0, i.shape[0], chunk):
+        dist[s:s + chunk] = np.abs(rows[i[s:s + chunk]] - rows[j[s:s + chunk]]).sum(axis=1)
+    dist = dist[dist > 0]
+    if dist.size == 0:
+        return 1.0
+    return float(1.0 / np.median(dist))
+
+
+@dataclass
+class LifetimeSearch:
+    """Record of a search: every lifetime evaluated and why it stopped.
+
+    Attributes
+    ----------
+    lifetimes : ndarray
+        Lifetimes evaluated, increasing.
+    errors : ndarray of shape (n_lifetimes, n_alphas)
+        Validation error at each lifetime for each alpha.
+    scale : float
+        λ₀, the data's scale of λ.
+    max_lifetime : float
+        Terminal lifetime of the forest at the end of the search.
+    stop_reason : str
+        'passed minimum' (the error rose on both sides of the best
+        lifetime), 'max_lifetime' (the best lifetime is the fixed ceiling:
+        a larger one might be better), 'saturated' (the trees stopped
+        splitting: every cell holds points at one location, so larger λ
+        changes nothing), 'memory' (growing further would exceed the forest
+        size budget) or 'floor' (the best lifetime is λ₀·2⁻²⁰, where the
+        kernel is constant).
+    """
+
+    lifetimes: np.ndarray
+    errors: np.ndarray
+    scale: float
+    max_lifetime: float
+    stop_reason: str
+    _log2: list = field(default_factory=list, repr=False)
+
+    @property
+    def best(self) -> tuple[int, int]:
+        """(lifetime index, alpha index) of the smallest error."""
+        g, a = np.unravel_index(np.argmin(self.errors), self.errors.shape)
+        return int(g), int(a)
+
+
+def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
+                    max_lifetime: float, *,
+                    extend: Callable[[float], str | None] | None = None) -> LifetimeSearch:
+    """Minimise a validation error over log λ, growing the forest if needed.
+
+    Parameters
+    ----------
+    evaluate : callable
+        ``evaluate(lifetime)`` returns the validation errors at λ, one per
+        alpha (any λ in [0, current terminal lifetime], in any order).
+    scale : float
+        λ₀ (:func:`lifetime_scale`); the search works in u = log₂(λ/λ₀).
+    max_lifetime : float
+        Current terminal lifetime Λ of the forest.
+    extend : callable, optional
+        ``extend(new_lifetime)`` grows the forest to a larger Λ and returns
+        None, or returns the reason it cannot ('saturated', 'memory').
+        Without it Λ is a fixed ceiling.
+
+    Returns
+    -------
+    LifetimeSearch
+    """
+    scores: dict[float, np.ndarray] = {}
+    u_top = float(np.log2(max_lifetime / scale))
+
+    def ev(u: float) -> None:
+        if u not in scores:
+            scores[u] = np.asarray(evaluate(scale * 2.0 ** u), dtype=np.float64)
+
+    def best_u() -> float:
+        return min(scores, key=lambda u: (float(np.min(scores[u])), u))
+
+    def room(u: float) -> str | None:
+        """None if u is within the forest (growing it if allowed), else why not."""
+        nonlocal u_top
+        if u <= u_top:
+            return None
+        why = "max_lifetime" if extend is None else extend(scale * 2.0 ** u)
+        if why is None:
+            u_top = u
+        return why
+
+    start = min(0.0, u_top)
+    ev(start)
+    if start - 2.0 >= LOG2_FLOOR:
+        ev(start - 2.0)
+    reason = "passed minimum"
+    while True:
+        b = best_u()
+        if b == max(scores):
+            up = b + 1.0    # upwards by octaves: every step up may grow the forest
+            if b < u_top < up:
+                up = u_top      # the ceiling itself first
+            why = room(up)
+            if why is not None:
+                reason = why
+                break
+            ev(up)
+        elif b == min(scores):
+            if b - 2.0 < LOG2_FLOOR:
+                reason = "floor"
+                break
+            ev(b - 2.0)
+        else:
+            break
+    b = best_u()
+    for u in (b - 1.0, b + 1.0):
+        if u >= LOG2_FLOOR and room(u) is None:
+            ev(u)
+    us = sorted(scores)
+    return LifetimeSearch(lifetimes=scale * 2.0 ** np.asarray(us),
+                          errors=np.stack([scores[u] for u in us]), scale=scale,
+                          max_lifetime=scale * 2.0 ** u_top, stop_reason=reason, _log2=us)
