@@ -147,19 +147,32 @@ def check_random_generator(random_state) -> np.random.Generator:
                     f"or a RandomState, got {type(random_state).__name__}")
 
 
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, else the machine's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def resolve_n_jobs(n_jobs) -> int:
-    """Number of threads for ``n_jobs`` (joblib's convention: None means 1,
-    -1 all cores, -2 all but one, ...)."""
+    """Number of threads for ``n_jobs``.
+
+    None and -1 mean every available core (as scikit-learn's OpenMP-based
+    estimators do), -2 all but one, and so on; a positive count is capped
+    at the available cores: more threads than cores only compete for them
+    (and thousands of threads exhaust the OpenMP runtime).
+    """
     if n_jobs is None:
-        return 1
+        return available_cores()
     if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, (bool, np.bool_)):
         raise TypeError(f"n_jobs must be None or an integer, got {type(n_jobs).__name__}")
     n_jobs = int(n_jobs)
-    if n_jobs > 0:
-        return n_jobs
     if n_jobs == 0:
-        raise ValueError("n_jobs must be nonzero (None means 1, -1 all cores)")
-    return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        raise ValueError("n_jobs must be nonzero (None or -1: all cores)")
+    cores = available_cores()
+    if n_jobs > 0:
+        return min(n_jobs, cores)
+    return max(1, cores + 1 + n_jobs)
 
 
 def check_array_input(estimator, X, *, reset: bool, name: str = "X",

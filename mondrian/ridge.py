@@ -178,7 +178,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         relative of the exact solution (550 iterations), 1e-10 within 3e-8.
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
     n_jobs : int or None, default=None
-        Threads for the trees and features (None: 1; -1: all cores).
+        Threads for the trees and features (None or -1: all cores; capped at the
+        cores available).
 
     Attributes
     ----------

@@ -51,8 +51,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
         Source of the grids.
     n_jobs : int or None, default=None
-        Threads over grids (None: 1; -1: all cores).  Results do not depend
-        on it.
+        Threads over grids (None or -1: all cores; capped at the cores
+        available).  Results do not depend on it.
 
     Attributes
     ----------

@@ -54,7 +54,8 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         Source of randomness.  Every tree draws from its own child stream
         (``Generator.spawn``), so results do not depend on ``n_jobs``.
     n_jobs : int or None, default=None
-        Threads for growing trees and building features (None: 1; -1: all).
+        Threads for growing trees and building features (None or -1: all cores;
+        capped at the cores available).
 
     Attributes
     ----------

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .._ext._dual import LABEL_MAX_TREES, label_kernel
 from ..features.mondrian import MondrianFeatures
@@ -38,6 +38,20 @@ from ..features.mondrian import MondrianFeatures
 #: cores, with another process running, two OpenBLAS threads made a
 #: 600 x 600 eigendecomposition 10x slower (0.49 s against 0.05 s).
 SERIAL_EIGH_ROWS = 2000
+
+_CONTROLLER: list[ThreadpoolController] = []
+
+
+def blas_threads(n_threads: int):
+    """Context manager limiting the BLAS threads to ``n_threads``.
+
+    The thread-pool controller is created once: finding the loaded BLAS
+    libraries takes milliseconds, as long as a small eigendecomposition.
+    """
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=n_threads, user_api="blas")
+
 
 __all__ = ["cell_labels", "mondrian_kernel_matrix", "DualRidge", "DualScorer"]
 
@@ -65,11 +79,13 @@ def cell_labels(features: MondrianFeatures, lifetime: float,
         raise ValueError(f"the dual solver takes at most {LABEL_MAX_TREES} trees, "
                          f"got n_trees={n_trees}")
     cols = features.training_features(lifetime).indices.reshape(-1, n_trees)
+    # Tree m's cells are consecutive columns, each holding a training point:
+    # offsets from the tree's first column number the cells within the tree
+    # (< number of points), the same numbering for any rows asked for.
+    first = cols.min(axis=0)
     if rows is not None:
         cols = cols[np.asarray(rows, dtype=np.intp)]
-    # Tree m's cells are consecutive columns: their offsets from the first
-    # of them in use number the cells within the tree (< number of points).
-    local = cols - cols.min(axis=0, initial=np.iinfo(cols.dtype).max)[None, :]
+    local = cols - first[None, :]
     if local.size and local.max() > np.iinfo(np.uint16).max:
         raise ValueError("the dual solver needs fewer than 65536 cells per tree: "
                          "use solver='cg' for data this large")
@@ -113,7 +129,7 @@ class DualRidge:
         if K.ndim != 2 or K.shape != (y.shape[0], y.shape[0]):
             raise ValueError(f"K must have shape ({y.shape[0]}, {y.shape[0]}), got {K.shape}")
         threads = 1 if y.shape[0] <= SERIAL_EIGH_ROWS else n_jobs
-        with threadpool_limits(limits=threads, user_api="blas"):
+        with blas_threads(threads):
             s, U = scipy.linalg.eigh(K, driver="evd", overwrite_a=True, check_finite=False)
         self.eigenvalues = np.maximum(s, 0.0)
         self._U = U

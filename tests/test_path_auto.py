@@ -1,0 +1,253 @@
+"""MondrianKernelRidgeCV at its defaults: the dual solver with exact
+leave-one-out, the lifetime search around the data's scale, the automatic
+terminal lifetime and alpha grid, and the CG path centred on a dual pilot."""
+import numpy as np
+import pytest
+
+from mondrian import MondrianFeatures, MondrianKernelRidgeCV
+from mondrian._validation import available_cores, resolve_n_jobs
+from mondrian.path import estimators as path_estimators
+from mondrian.path.dual import DualRidge, cell_labels, mondrian_kernel_matrix
+from mondrian.path.search import lifetime_scale, search_lifetime
+from mondrian.ridge import ridge_solve
+
+
+def _data(n=160, d=3, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, -1] + noise * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def forest():
+    X, y = _data()
+    return X, y - y.mean(), MondrianFeatures(n_trees=40, lifetime=1.0, random_state=3).fit(X)
+
+
+# --------------------------------------------------------------------------
+# The dual: kernel from labels, and every alpha from one eigendecomposition
+# --------------------------------------------------------------------------
+def test_label_kernel_equals_phi_phi_t(forest):
+    X, _, mf = forest
+    for lam in (0.0, 0.2, 1.0):
+        Phi = mf.training_features(lam)
+        labels = cell_labels(mf, lam)
+        K = mondrian_kernel_matrix(labels)
+        # Counts of shared cells over M: exact in floating point.
+        np.testing.assert_allclose(K, (Phi @ Phi.T).toarray(), rtol=0, atol=1e-15)
+        rows = np.array([5, 0, 77])
+        K_cross = mondrian_kernel_matrix(cell_labels(mf, lam, rows), labels)
+        np.testing.assert_allclose(K_cross, K[rows], rtol=0, atol=1e-15)
+    assert np.all(np.diag(K) == 1.0)
+
+
+def test_dual_ridge_formulas_equal_direct_solves(forest):
+    _, y, mf = forest
+    K = mondrian_kernel_matrix(cell_labels(mf, 0.3))
+    n = y.shape[0]
+    alphas = np.array([1e-3, 0.1, 3.0])
+    ridge = DualRidge(K.copy(), y)
+    loo = ridge.loo_mse(alphas)
+    lml = ridge.log_marginal_likelihood(alphas)
+    for a, alpha in enumerate(alphas):
+        A = K + alpha * np.eye(n)
+        c = np.linalg.solve(A, y)
+        np.testing.assert_allclose(ridge.dual_coef(alpha), c, rtol=1e-9, atol=1e-12)
+        assert ridge.train_mse([alpha])[0] == pytest.approx(np.mean((y - K @ c) ** 2), rel=1e-9)
+        # Leave-one-out by brute force: n refits without point i.
+        errs = []
+        for i in range(n):
+            keep = np.arange(n) != i
+            ci = np.linalg.solve(A[np.ix_(keep, keep)], y[keep])
+            errs.append(y[i] - K[i, keep] @ ci)
+        assert loo[a] == pytest.approx(np.mean(np.square(errs)), rel=1e-8)
+        # Profiled evidence: -n/2 log(yᵀA⁻¹y/n) - ½ log det A (+ a constant).
+        _, logdet = np.linalg.slogdet(A)
+        assert lml[a] == pytest.approx(-0.5 * n * np.log(y @ c / n) - 0.5 * logdet, rel=1e-9)
+
+
+# --------------------------------------------------------------------------
+# The search over log λ
+# --------------------------------------------------------------------------
+def test_lifetime_scale_is_inverse_median_l1_distance():
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 4))
+    d = np.abs(X[:, None, :] - X[None, :, :]).sum(-1)[np.triu_indices(30, 1)]
+    assert lifetime_scale(X, rng) == pytest.approx(1.0 / np.median(d), rel=1e-12)
+    assert lifetime_scale(np.ones((5, 2)), rng) == 1.0
+
+
+@pytest.mark.parametrize("u_best", [-5.3, -0.4, 3.7])
+def test_search_finds_the_minimum_and_grows_the_ceiling(u_best):
+    # A convex error in u = log2(λ/λ0), minimum at u_best: the search must
+    # end within one octave of it, and grow the ceiling only as far as it
+    # needs to see the error rise (one step past the minimum, plus one).
+    grown = []
+
+    def evaluate(lam):
+        return np.array([(np.log2(lam) - u_best) ** 2 + 1.0])
+
+    def extend(lam):
+        grown.append(lam)
+        return None
+
+    result = search_lifetime(evaluate, 1.0, 1.0, extend=extend)
+    g, _ = result.best
+    assert abs(np.log2(result.lifetimes[g]) - u_best) <= 0.5
+    assert result.stop_reason == "passed minimum"
+    assert np.all(np.diff(result.lifetimes) > 0)
+    assert result.max_lifetime == (max(grown) if grown else 1.0)
+    assert np.log2(result.max_lifetime) <= max(0.0, np.ceil(u_best) + 2.0)
+
+
+def test_search_stop_reasons():
+    decreasing = lambda lam: np.array([1.0 / lam])        # noqa: E731
+    increasing = lambda lam: np.array([lam])              # noqa: E731
+    fixed = search_lifetime(decreasing, 1.0, 8.0)
+    assert fixed.stop_reason == "max_lifetime" and fixed.lifetimes[-1] == 8.0
+    assert search_lifetime(decreasing, 1.0, 1.0,
+                           extend=lambda lam: "saturated").stop_reason == "saturated"
+    floor = search_lifetime(increasing, 1.0, 1.0)
+    assert floor.stop_reason == "floor" and floor.lifetimes[0] <= 2.0 ** -19
+
+
+# --------------------------------------------------------------------------
+# The estimator's dual solver
+# --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _data(n=200, d=4, seed=1)
+    return X, y, MondrianKernelRidgeCV(n_trees=60, random_state=0).fit(X, y)
+
+
+def test_defaults_use_the_dual_with_leave_one_out(fitted):
+    X, y, model = fitted
+    p = model.path_
+    assert model.solver_ == "dual" and p["validation"] == "loo"
+    np.testing.assert_array_equal(p["validation_rows"], np.arange(200))
+    assert p["stop_reason"] == "passed minimum"
+    # The selected pair is the smallest leave-one-out error on the record.
+    g = int(np.flatnonzero(p["lifetimes"] == model.lifetime_)[0])
+    assert np.nanmin(p["validation_mse"][g]) == np.nanmin(p["validation_mse"])
+    a = int(np.flatnonzero(p["alphas"] == model.alpha_)[0])
+    assert p["validation_mse"][g, a] == pytest.approx(np.nanmin(p["validation_mse"]), rel=1e-6)
+    # The minimum is bracketed: a larger and a smaller lifetime were worse.
+    best = np.nanmin(p["validation_mse"], axis=1)
+    assert best[0] > best[g] and best[-1] > best[g]
+
+
+def test_dual_weights_equal_primal_ridge(fitted):
+    X, y, model = fitted
+    Phi = model.features_.training_features(model.lifetime_)
+    # Push-through identity: Φᵀ(ΦΦᵀ + αI)⁻¹ = (ΦᵀΦ + αI)⁻¹Φᵀ.
+    primal = ridge_solve(Phi, y - y.mean(), model.alpha_, solver="cholesky").coef
+    np.testing.assert_allclose(model.coef_, primal, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(model.predict(X[:7]),
+                               model.features_.transform(X[:7], model.lifetime_) @ model.coef_
+                               + y.mean(), rtol=1e-12)
+
+
+def test_scale_free_on_raw_data():
+    # Multiplying X by a power of two scales every draw of the trees and the
+    # data's scale exactly, so the fit must select λ/2²⁰ and predict the same.
+    X, y = _data(n=150, d=3, seed=4)
+    small = MondrianKernelRidgeCV(n_trees=30, random_state=1).fit(X, y)
+    big = MondrianKernelRidgeCV(n_trees=30, random_state=1).fit(X * 2.0 ** 20, y)
+    assert big.lifetime_ == small.lifetime_ * 2.0 ** -20
+    assert big.alpha_ == small.alpha_
+    np.testing.assert_allclose(big.predict(X[:20] * 2.0 ** 20), small.predict(X[:20]),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_folds_equal_leave_one_out_when_one_point_each():
+    X, y = _data(n=40, d=2, seed=5)
+    kw = dict(n_trees=20, random_state=2)
+    loo = MondrianKernelRidgeCV(**kw).fit(X, y)
+    folds = MondrianKernelRidgeCV(cv=40, **kw).fit(X, y)
+    assert folds.path_["validation"] == "kfold"
+    np.testing.assert_array_equal(loo.path_["lifetimes"], folds.path_["lifetimes"])
+    np.testing.assert_allclose(folds.path_["validation_mse"], loo.path_["validation_mse"],
+                               rtol=1e-7)
+
+
+def test_explicit_validation_data_is_a_holdout():
+    X, y = _data(n=120, d=3, seed=6)
+    model = MondrianKernelRidgeCV(n_trees=30, random_state=0).fit(X[:90], y[:90], X[90:], y[90:])
+    p = model.path_
+    assert p["validation"] == "holdout"
+    np.testing.assert_array_equal(p["validation_rows"], np.arange(90, 120))
+    # The holdout error at the first lifetime, recomputed from the kernel.
+    mf, lam = model.features_, p["lifetimes"][0]
+    labels = cell_labels(mf, lam)
+    yc = y - y[:90].mean()
+    K = mondrian_kernel_matrix(labels[:90])
+    c = np.linalg.solve(K + p["alphas"][3] * np.eye(90), yc[:90])
+    pred = mondrian_kernel_matrix(labels[90:], labels[:90]) @ c
+    assert p["validation_mse"][0, 3] == pytest.approx(np.mean((pred - yc[90:]) ** 2), rel=1e-8)
+
+
+def test_user_grids_warn_at_their_edges():
+    X, y = _data(n=100, d=2, seed=7)
+    with pytest.warns(UserWarning, match="alphas"):
+        MondrianKernelRidgeCV(n_trees=20, alphas=(10.0, 30.0), random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="max_lifetime"):
+        MondrianKernelRidgeCV(n_trees=20, max_lifetime=0.02, random_state=0).fit(X, y)
+
+
+def test_auto_alphas_extend_past_the_grid(monkeypatch):
+    # An automatic grid far above the best alpha of a clean signal: the
+    # selection lands on its lower end, and the grid is extended downwards
+    # (at the selected lifetime) until the best alpha is inside it.
+    grid = np.logspace(2.0, 3.0, 5)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ALPHAS", grid)
+    X, y = _data(n=150, d=2, seed=8, noise=0.01)
+    model = MondrianKernelRidgeCV(n_trees=30, random_state=0).fit(X, y)
+    alphas = model.path_["alphas"]
+    assert alphas[0] < grid[0] and model.alpha_ < grid[0]
+    np.testing.assert_allclose(np.diff(np.log10(alphas)), 0.25, rtol=1e-9)
+    g = int(np.flatnonzero(model.path_["lifetimes"] == model.lifetime_)[0])
+    errors = model.path_["validation_mse"][g]
+    a = int(np.flatnonzero(alphas == model.alpha_)[0])
+    assert errors[a] == np.nanmin(errors)
+    assert 0 < a < alphas.shape[0] - 1 or alphas.shape[0] == 5 + 2 * 12
+
+
+def test_dual_is_reproducible_for_any_n_jobs():
+    X, y = _data(n=120, d=3, seed=9)
+    fits = [MondrianKernelRidgeCV(n_trees=25, random_state=0, n_jobs=k).fit(X, y)
+            for k in (1, 2, 10**5)]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(other.path_["validation_mse"],
+                                      fits[0].path_["validation_mse"])
+
+
+def test_n_jobs_none_means_every_core_and_large_counts_are_capped():
+    assert resolve_n_jobs(None) == available_cores() == resolve_n_jobs(-1)
+    assert resolve_n_jobs(10**5) == available_cores()
+    assert resolve_n_jobs(1) == 1
+
+
+# --------------------------------------------------------------------------
+# Above the dual's size: the CG path centred on a dual pilot
+# --------------------------------------------------------------------------
+def test_cg_path_from_a_pilot(monkeypatch):
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
+    monkeypatch.setattr(path_estimators, "AUTO_EXACT_COLUMNS", 10)
+    X, y = _data(n=300, d=3, seed=10)
+    model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    p = model.path_
+    assert model.solver_ == "cg" and p["validation"] == "holdout"
+    assert p["validation_rows"].size == 60
+    assert p["stop_reason"] in ("passed minimum", "saturated")
+    # The grid climbs by half octaves from the pilot's lifetime.
+    np.testing.assert_allclose(np.diff(np.log2(p["lifetimes"])), 0.5, rtol=1e-12)
+    # Alphas: the pilot's and a third of it.
+    assert p["alphas"][1] == pytest.approx(3 * p["alphas"][0], rel=1e-12)
+    # The refit solves the normal equations on all points to tol.
+    Phi = model.features_.training_features(model.lifetime_)
+    yc = y - y.mean()
+    r = Phi.T @ (yc - Phi @ model.coef_) - model.alpha_ * model.coef_
+    assert np.linalg.norm(r) <= model.tol * np.linalg.norm(Phi.T @ yc) * 1.0001
