@@ -284,6 +284,14 @@ def test_ridge_warm_start_ignores_n_jobs(data):
     assert model.features_ is forest
     np.testing.assert_array_equal(model.path_["segments"][:1], [0])
     assert model.path_["segments"].shape[0] == 2
+    # The same continuation on one thread gives the same path, bit for bit.
+    serial = MondrianKernelRidgeCV(n_trees=4, max_lifetime=2.0, alphas=(0.1, 1.0),
+                                   n_lifetimes=5, random_state=0, solver="cholesky",
+                                   warm_start=True, n_jobs=1).fit(X, y)
+    serial.set_params(max_lifetime=3.0).fit(X, y)
+    for key in ("lifetimes", "validation_mse", "train_mse", "log_marginal_likelihood"):
+        np.testing.assert_array_equal(serial.path_[key], model.path_[key])
+    np.testing.assert_array_equal(serial.coef_, model.coef_)
 
 
 def test_auto_solver_switch_reruns_the_path_on_the_extended_forest(data, monkeypatch):
