@@ -7,7 +7,7 @@ happens in :mod:`mondrian.binning`; the checks here guard memory safety only.
 """
 import numpy as np
 
-from ._c cimport mt_index, MT_OK
+from ._c cimport mt_index, MT_OK, mt_threads_release
 from ._status cimport check_status
 
 cdef extern from "c/binning.h" nogil:
@@ -58,6 +58,7 @@ def binning_fit(const double[:, ::1] X, const double[:, ::1] inv_pitch,
     with nogil:
         status = mt_binning_fit(&X[0, 0], n, d, &inv_pitch[0, 0], &shift[0, 0], P,
                                 n_threads, &rep_v[0, 0], &nb_v[0], &codes_v[0, 0])
+        mt_threads_release()   # see c/threads.h
     _check(status, "binning_fit")
     return rep, n_bins, codes
 
@@ -82,5 +83,6 @@ def binning_lookup(const double[:, ::1] X_fit, const double[:, ::1] X,
         status = mt_binning_lookup(&X_fit[0, 0], X_fit.shape[0], &X[0, 0], n, d,
                                    &inv_pitch[0, 0], &shift[0, 0], P, rep_p,
                                    &bin_offsets[0], n_threads, &codes_v[0, 0])
+        mt_threads_release()
     _check(status, "binning_lookup")
     return codes

@@ -82,3 +82,6 @@ cdef extern from "c/events.h" nogil:
     int mt_forest_node_sums(const mt_forest *f, const double *values, double *out)
     int mt_forest_train_slices(const mt_forest *f, const uint8_t *is_train, size_t n_train,
                                int32_t *ptrain, mt_index *tstart, mt_index *tend)
+
+cdef extern from "c/threads.h" nogil:
+    void mt_threads_release()

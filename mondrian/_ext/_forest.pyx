@@ -40,12 +40,12 @@ cimport numpy as cnp
 
 from ._status cimport check_status
 from ._c cimport (
-    bitgen_t, mt_index, mt_forest, MT_OK, MT_ERR_NOMEM, mt_forest_init, mt_forest_free,
+    bitgen_t, mt_index, mt_forest, MT_OK, mt_forest_init, mt_forest_free,
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
     mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
     mt_forest_gram, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
-    mt_forest_train_slices,
+    mt_forest_train_slices, mt_threads_release,
 )
 
 cnp.import_array()
@@ -355,6 +355,7 @@ cdef class Forest:
                 else:
                     status = mt_forest_fit(&self.f, lifetime, rngs, n_threads)
         finally:
+            mt_threads_release()
             for lock in locks:
                 lock.release()
             free(rngs)
@@ -487,6 +488,7 @@ cdef class Forest:
                             &self.f, &Xv[0, 0], n, d, lifetime, &cn[0], &co[0], scale,
                             p32, p64, &dv[0], n_threads)
             finally:
+                mt_threads_release()
                 self._end_read()
         check_status(status, "Forest.features")
         indptr = np.arange(0, nnz + 1, M, dtype=index_dtype)
@@ -511,6 +513,7 @@ cdef class Forest:
                 status = mt_forest_gram(&self.f, lifetime, &cn[0], &co[0],
                                         &gv[0, 0] if C > 0 else NULL, n_threads)
         finally:
+            mt_threads_release()
             self._end_read()
         check_status(status, "Forest.gram")
         return gram

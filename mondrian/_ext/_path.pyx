@@ -25,13 +25,13 @@ so the arrays cannot move while it lives.  The checks here guard memory
 safety only.
 """
 from cython.parallel cimport prange
-from libc.math cimport exp, log, sqrt, INFINITY
+from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from ._c cimport MT_OK, MT_ERR_STATE, mt_index, mt_forest
+from ._c cimport MT_OK, MT_ERR_STATE, mt_index, mt_forest, mt_threads_release
 from ._forest cimport Forest
 from ._status cimport check_status
 
@@ -112,13 +112,6 @@ cdef class _PathBase:
         self.cursor = 0
         self.inv_sqrt_m = 1.0 / sqrt(<double>self.n_trees)
 
-    @property
-    def next_time(self):
-        """Split time of the next unprocessed event (inf after the last)."""
-        if self.cursor >= self.n_events:
-            return float("inf")
-        return self.tau[self.events[self.cursor]]
-
     def active_table(self):
         """Copy of the (N, M) table of active node ids."""
         return np.asarray(self.act).copy()
@@ -156,6 +149,7 @@ cdef class _PathBase:
                 for k in range(K):
                     o[k, r] = mt_gather_one(&self.act[i, 0], self.n_trees, &Wv[k, 0], 1,
                                             0) * self.inv_sqrt_m
+            mt_threads_release()   # after every entry point with prange: c/threads.h
         return out
 
     cdef inline void _move_points(self, int64_t child) noexcept nogil:
@@ -241,6 +235,7 @@ cdef class CholeskyPath(_PathBase):
         self.n_columns = M
         with nogil:
             self._solve(0)
+            mt_threads_release()
 
     cdef void _solve(self, Py_ssize_t rec) noexcept nogil:
         cdef Py_ssize_t a, k, n = self.n_columns, cap = self.capacity
@@ -325,6 +320,7 @@ cdef class CholeskyPath(_PathBase):
                 if st != MT_OK:
                     break
                 done += 1
+            mt_threads_release()
         _raise(st, "CholeskyPath.run")
         return done
 
@@ -675,6 +671,7 @@ cdef class CGPath(_PathBase):
             self._cg(tol, max_iter, it_v)
             for a in range(self.n_alpha):
                 sse_v[a] = self._train_sse(a)
+            mt_threads_release()
         self.n_fresh = 0
         self.resid_valid = True
         return iters, sse

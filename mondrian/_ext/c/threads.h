@@ -1,0 +1,31 @@
+/*
+ * threads.h -- hand the OpenMP worker threads back when an operation ends.
+ *
+ * libgomp keeps a pool of worker threads per calling thread; between
+ * parallel regions they spin for a while (GOMP_SPINCOUNT, 300000 by default)
+ * before sleeping.  Inside one of our operations (a CG solve: two regions
+ * per iteration) that spinning is what makes the next region start at once.
+ * After the operation it only takes the cores from whatever runs next --
+ * typically BLAS threads of a dense solve, which it slowed five-fold on two
+ * cores.  So every Cython entry point that ran parallel regions calls
+ * mt_threads_release() when it is done: the calling thread's pool is freed
+ * (OpenMP 5.0 omp_pause_resource_all; in libgomp the pool's threads exit),
+ * and the next operation starts a new one (tens of microseconds).  No
+ * environment variable is touched, and other threads' pools are not.
+ */
+#ifndef MT_THREADS_H
+#define MT_THREADS_H
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static inline void mt_threads_release(void)
+{
+#ifdef _OPENMP
+    /* Fails harmlessly (returns non-zero) inside a parallel region. */
+    (void)omp_pause_resource_all(omp_pause_soft);
+#endif
+}
+
+#endif /* MT_THREADS_H */
