@@ -4,14 +4,18 @@ from libc.stdint cimport uint16_t
 
 import numpy as np
 
+from ._c cimport mt_forest, mt_index
+from ._forest cimport Forest
 from ._status cimport check_status
 
 cdef extern from "c/dual.h" nogil:
     int MT_LABEL_MAX_TREES
     int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b,
                         size_t n_trees, double scale, double *K, int n_threads)
+    int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
+                              const mt_index *col_offset, uint16_t *labels, int n_threads)
 
-__all__ = ["label_kernel", "LABEL_MAX_TREES"]
+__all__ = ["label_kernel", "cell_labels", "LABEL_MAX_TREES"]
 
 #: Largest number of trees (columns of the label tables) label_kernel accepts.
 LABEL_MAX_TREES = MT_LABEL_MAX_TREES
@@ -41,3 +45,26 @@ def label_kernel(const uint16_t[:, ::1] A, B=None, double scale=1.0, int n_threa
         status = mt_label_kernel(&A[0, 0], n_a, pb, n_b, m, scale, &Kv[0, 0], n_threads)
     check_status(status, "label_kernel", arg=f"need 1 to {MT_LABEL_MAX_TREES} trees")
     return K
+
+
+def cell_labels(Forest forest, double lifetime, int n_threads=1):
+    """(N, M) uint16 table: the cell of each training point in each tree at
+    ``lifetime``, numbered within the tree (``c/dual.h``)."""
+    col_of_node, col_offset = forest.active_columns(lifetime)
+    cdef const mt_index[::1] cn = np.ascontiguousarray(col_of_node)
+    cdef const mt_index[::1] co = col_offset
+    cdef size_t n = forest.f.n_points, m = forest.f.n_trees
+    labels = np.empty((n, m), dtype=np.uint16)
+    if n == 0:
+        return labels
+    cdef uint16_t[:, ::1] lv = labels
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_cell_labels(&forest.f, &cn[0], &co[0], &lv[0, 0], n_threads)
+    finally:
+        forest._end_read()
+    check_status(status, "cell_labels", arg="the dual solver needs fewer than 65536 cells "
+                 "per tree: use solver='cg' for data this large")
+    return labels

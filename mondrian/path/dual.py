@@ -32,6 +32,8 @@ import scipy.linalg
 from threadpoolctl import ThreadpoolController
 
 from .._ext._dual import LABEL_MAX_TREES, label_kernel
+from .._ext._dual import cell_labels as forest_cell_labels
+from .._validation import resolve_n_jobs
 from ..features.mondrian import MondrianFeatures
 
 #: Rows up to which the eigendecomposition runs on one BLAS thread: on two
@@ -78,18 +80,11 @@ def cell_labels(features: MondrianFeatures, lifetime: float,
     if n_trees > LABEL_MAX_TREES:
         raise ValueError(f"the dual solver takes at most {LABEL_MAX_TREES} trees, "
                          f"got n_trees={n_trees}")
-    cols = features.training_features(lifetime).indices.reshape(-1, n_trees)
-    # Tree m's cells are consecutive columns, each holding a training point:
-    # offsets from the tree's first column number the cells within the tree
-    # (< number of points), the same numbering for any rows asked for.
-    first = cols.min(axis=0)
+    lam = features._check_lifetime_arg(lifetime)
+    labels = forest_cell_labels(features.forest_, lam, resolve_n_jobs(features.n_jobs))
     if rows is not None:
-        cols = cols[np.asarray(rows, dtype=np.intp)]
-    local = cols - first[None, :]
-    if local.size and local.max() > np.iinfo(np.uint16).max:
-        raise ValueError("the dual solver needs fewer than 65536 cells per tree: "
-                         "use solver='cg' for data this large")
-    return np.ascontiguousarray(local, dtype=np.uint16)
+        labels = np.ascontiguousarray(labels[np.asarray(rows, dtype=np.intp)])
+    return labels
 
 
 def mondrian_kernel_matrix(labels_a: np.ndarray, labels_b: np.ndarray | None = None, *,
@@ -220,6 +215,11 @@ class DualScorer:
         self.best: dict = {"error": np.inf}
 
     def __call__(self, lifetime: float) -> np.ndarray:
+        threads = 1 if self.rows.shape[0] <= SERIAL_EIGH_ROWS else self.n_jobs
+        with blas_threads(threads):
+            return self._evaluate(lifetime)
+
+    def _evaluate(self, lifetime: float) -> np.ndarray:
         labels = cell_labels(self.features, lifetime)
         train = labels[self.rows]
         y = self.y[self.rows]

@@ -5,13 +5,15 @@ the data fix the natural scale of λ: λ₀ = 1/(median ℓ₁ distance between
 two training points), at which a typical pair of points has kernel value
 e⁻¹.  Good widths lie within a few factors of two of λ₀ on any data, raw or
 standardised (raw CPU data: λ₀ ≈ 1e-6; standardised data in D dimensions:
-λ₀ ≈ 1/D).  :func:`search_lifetime` walks over log₂(λ/λ₀) in steps of two
-(factors of 4) downwards and 1 upwards (every step up may grow the forest,
-whose size grows fast with λ) until the validation error has risen on both
-sides of its minimum, growing the forest past its terminal lifetime when the minimum is
-not yet passed at the top, then refines by one step of 1 (a factor of 2):
-the error is flat near its minimum in log λ, and every lifetime evaluated
-costs an eigendecomposition (dual) or a CG solve (path).
+λ₀ ≈ 1/D).  :func:`search_lifetime` starts at λ₀ and λ₀/2 and walks over log₂(λ/λ₀)
+by octaves in the direction the error falls (downwards by two octaves
+once three below the start), until the error has risen on both sides of
+its minimum, growing the forest past its terminal lifetime when the
+minimum is not yet passed at the top (upwards only by octaves: the forest's
+size grows fast with λ).  Gaps of two octaves next to the minimum are then
+filled.  The error is flat near its minimum in log λ, and every lifetime
+evaluated costs an eigendecomposition (dual) or a CG solve (path): the
+typical search evaluates three lifetimes.
 """
 from __future__ import annotations
 
@@ -116,7 +118,10 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
             scores[u] = np.asarray(evaluate(scale * 2.0 ** u), dtype=np.float64)
 
     def best_u() -> float:
-        return min(scores, key=lambda u: (float(np.min(scores[u])), u))
+        # Ties go to the larger lifetime: below the first split of every
+        # tree the kernel is constant and the errors equal, and a search
+        # must not walk down such a plateau.
+        return min(scores, key=lambda u: (float(np.min(scores[u])), -u))
 
     def room(u: float) -> str | None:
         """None if u is within the forest (growing it if allowed), else why not."""
@@ -130,8 +135,7 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
 
     start = min(0.0, u_top)
     ev(start)
-    if start - 2.0 >= LOG2_FLOOR:
-        ev(start - 2.0)
+    ev(start - 1.0)
     reason = "passed minimum"
     while True:
         b = best_u()
@@ -145,15 +149,18 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
                 break
             ev(up)
         elif b == min(scores):
-            if b - 2.0 < LOG2_FLOOR:
+            # Downwards is free (the forest holds every smaller λ): by octaves
+            # near the start, then by two.
+            down = b - (1.0 if b > start - 3.0 else 2.0)
+            if down < LOG2_FLOOR:
                 reason = "floor"
                 break
-            ev(b - 2.0)
+            ev(down)
         else:
             break
     b = best_u()
     for u in (b - 1.0, b + 1.0):
-        if u >= LOG2_FLOOR and room(u) is None:
+        if u >= LOG2_FLOOR and u not in scores and room(u) is None:
             ev(u)
     us = sorted(scores)
     return LifetimeSearch(lifetimes=scale * 2.0 ** np.asarray(us),

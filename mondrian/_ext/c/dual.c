@@ -87,3 +87,33 @@ int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b
     }
     return MT_OK;
 }
+
+int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
+                          const mt_index *col_offset, uint16_t *labels, int n_threads)
+{
+    const size_t n_trees = f->n_trees;
+    ptrdiff_t count = (ptrdiff_t)n_trees;
+    for (size_t m = 0; m < n_trees; ++m) {
+        if (col_offset[m + 1] - col_offset[m] > (mt_index)UINT16_MAX + 1) {
+            return MT_ERR_ARG;
+        }
+    }
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 8) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        const mt_index *perm = mt_forest_perm(f, (size_t)m);
+        for (mt_index j = f->node_offset[m]; j < f->node_offset[m + 1]; ++j) {
+            mt_index c = col_of_node[j];
+            if (c == MT_NONE) {
+                continue;
+            }
+            uint16_t label = (uint16_t)(c - col_offset[m]);
+            for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
+                labels[(size_t)perm[k] * n_trees + (size_t)m] = label;
+            }
+        }
+    }
+    return MT_OK;
+}

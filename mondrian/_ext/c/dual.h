@@ -18,7 +18,7 @@
 #ifndef MT_DUAL_H
 #define MT_DUAL_H
 
-#include "common.h"
+#include "forest.h"
 
 /* Largest n_trees the 16-bit counts allow. */
 #define MT_LABEL_MAX_TREES 65535
@@ -30,5 +30,15 @@
  */
 int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b,
                     size_t n_trees, double scale, double *K, int n_threads);
+
+/*
+ * Cell labels of the forest's own training points at lambda:
+ * labels[i * n_trees + m] = column of point i's active cell in tree m minus
+ * tree m's first column (col_of_node and col_offset from
+ * mt_forest_active_columns at the same lambda), read off the active nodes'
+ * point slices.  MT_ERR_ARG if a tree has 65536 cells or more.
+ */
+int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
+                          const mt_index *col_offset, uint16_t *labels, int n_threads);
 
 #endif /* MT_DUAL_H */
