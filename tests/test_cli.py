@@ -82,6 +82,8 @@ def test_fit_on_a_csv_file(tmp_path, capsys):
     assert err < 5.0  # y ~ 11 +- 0.8: the fit explains most of the variation
 
 
+@pytest.mark.filterwarnings("ignore:the selected alpha")
+@pytest.mark.filterwarnings("ignore:the validation error still falls")
 def test_path_command_reports_the_estimators_selection(tmp_path, capsys):
     png = tmp_path / "path.png"
     assert main(["path", "--n-trees", "5", "--solver", "cholesky", "--n-lifetimes", "10",
@@ -103,6 +105,10 @@ def test_path_command_reports_the_estimators_selection(tmp_path, capsys):
     assert printed(out, "validation error 100*||y_hat - y||/||y||:") == pytest.approx(
         np.nanmin(val), abs=0.006)
     assert f"path: {p['lifetimes'].shape[0]} lifetimes" in out
+    # The estimator's warnings (here: alpha 0.1 at the end of the grid) are
+    # printed as notes.
+    if model.alpha_ == 0.1:
+        assert "note: the selected alpha 0.1 is the smallest of alphas" in out
     try:
         import matplotlib  # noqa: F401
     except ImportError:  # the text output still works, and says how to get the plot

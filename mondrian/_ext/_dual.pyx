@@ -4,7 +4,7 @@ from libc.stdint cimport uint16_t
 
 import numpy as np
 
-from ._c cimport mt_forest, mt_index
+from ._c cimport mt_forest, mt_index, mt_threads_release
 from ._forest cimport Forest
 from ._status cimport check_status
 
@@ -43,6 +43,7 @@ def label_kernel(const uint16_t[:, ::1] A, B=None, double scale=1.0, int n_threa
     cdef int status
     with nogil:
         status = mt_label_kernel(&A[0, 0], n_a, pb, n_b, m, scale, &Kv[0, 0], n_threads)
+        mt_threads_release()
     check_status(status, "label_kernel", arg=f"need 1 to {MT_LABEL_MAX_TREES} trees")
     return K
 
@@ -63,6 +64,7 @@ def cell_labels(Forest forest, double lifetime, int n_threads=1):
     try:
         with nogil:
             status = mt_forest_cell_labels(&forest.f, &cn[0], &co[0], &lv[0, 0], n_threads)
+            mt_threads_release()
     finally:
         forest._end_read()
     check_status(status, "cell_labels", arg="the dual solver needs fewer than 65536 cells "

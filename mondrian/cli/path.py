@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -96,7 +97,11 @@ def run(args: argparse.Namespace) -> int:
         prior_variance="profile" if args.profile_scale else 1.0,
         random_state=args.random_state, n_jobs=args.n_jobs)
     print(f"model: {model!r}")
-    model.fit(data.X_train, data.y_train, progress=ProgressBar(label="path"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        model.fit(data.X_train, data.y_train, progress=ProgressBar(label="path"))
+    for w in caught:
+        print(f"note: {w.message}")
     p = model.path_
     print(f"path: {p['lifetimes'].shape[0]} lifetimes in [0, {lam_max:.6g}], "
           f"{p['n_features'][-1]} features at the end, solver {p['solver']}"
