@@ -249,7 +249,7 @@ def test_cg_path_from_a_pilot(monkeypatch):
     assert model.solver_ == "cg" and p["validation"] == "holdout"
     assert p["validation_rows"].size == 60
     assert p["stop_reason"] in ("passed minimum", "saturated")
-    # The grid climbs by half octaves from the pilot's lifetime.
+    # The grid climbs by half octaves from half the pilot's lifetime.
     np.testing.assert_allclose(np.diff(np.log2(p["lifetimes"])), 0.5, rtol=1e-12)
     # Alphas: the pilot's and a third of it.
     assert p["alphas"][1] == pytest.approx(3 * p["alphas"][0], rel=1e-12)

@@ -76,12 +76,11 @@ AUTO_DUAL_ALPHAS = np.logspace(-8.0, 3.0, 45)
 _ALPHA_STEPS, _ALPHA_EXTENSIONS = 12, 2
 
 #: The CG path's automatic grids from the pilot's (λ, α): lifetimes at
-#: half-octave steps from λ up to 2^1.5·λ (then on while the error falls),
-#: alphas α/3 and α.  With all N points the best width is larger and the
-#: best regularisation smaller than on the pilot's subsample, never the
-#: reverse in our measurements, so the grids extend the pilot upwards in λ
-#: and downwards in α only.
-PATH_GRID_FACTORS = 2.0 ** np.arange(0.0, 1.51, 0.5)
+#: half-octave steps from λ/2 up to 2^1.5·λ (then on while the error falls),
+#: alphas α/3 and α.  With all N points the best width was up to three times
+#: the pilot's (raw CPU data), and on standardised CPU data half of it; the
+#: best regularisation was the pilot's or smaller.
+PATH_GRID_FACTORS = 2.0 ** np.arange(-1.0, 1.51, 0.5)
 PATH_ALPHA_FACTORS = np.array([1.0 / 3.0, 1.0])
 
 #: Relative residual tolerance of the CG path in automatic mode: enough to
