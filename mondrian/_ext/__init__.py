@@ -33,9 +33,11 @@ def _load_runtime() -> None:
         _os.environ.update(_POLICY)
     try:
         from . import _forest  # noqa: F401  (loads libgomp)
-    except ModuleNotFoundError:
-        # A source tree without the compiled core: mondrian/__init__.py then
-        # turns to the installed copy, whose _ext loads the runtime.
+    except ImportError:
+        # A source tree without the compiled core (run from a checkout):
+        # mondrian/__init__.py then turns to the installed copy, whose _ext
+        # loads the runtime.  A broken installed core fails loudly at its
+        # first real use.
         pass
     finally:
         if not chosen:
