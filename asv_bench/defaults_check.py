@@ -398,6 +398,11 @@ def hist_gradient_boosting(split: Split, seed: int) -> dict:
             "rmse": rmse(split.y_test, model.predict(split.X_test))}
 
 
+def fit_time(result: dict) -> float:
+    """Seconds of a finished child fit; NaN for a timed-out or failed one."""
+    return result["time"] if result["status"] == "ok" else math.nan
+
+
 def _ratio(a: float | None, b: float | None) -> float:
     return a / b if a is not None and b else math.nan
 
@@ -411,7 +416,7 @@ def accuracy_row(name: str, seed: int, home: Path, fit_timeout: float | None) ->
             "n_test": split.X_test.shape[0], "d": split.X_train.shape[1],
             "mondrian": mondrian, "exact": exact, "hgb": hgb,
             "rmse_ratio": _ratio(mondrian.get("rmse"), exact["rmse"]),
-            "time_ratio": _ratio(mondrian.get("time"), exact["time"]),
+            "time_ratio": _ratio(fit_time(mondrian), exact["time"]),
             "hgb_ratio": _ratio(hgb["rmse"], exact["rmse"]), "load": os.getloadavg()[0]}
 
 
@@ -436,7 +441,8 @@ def selection_cells(result: dict) -> str:
     """The fitted lifetime, terminal lifetime Lambda, alpha, trees and solver."""
     trees = result.get("n_trees_") or result.get("n_trees")
     return (f"{_fmt(result.get('lifetime_')):>10}{_fmt(result.get('features_.lifetime_')):>9}"
-            f"{_fmt(result.get('alpha_')):>9}{_fmt(trees):>6}{_fmt(result.get('solver_')):>9}")
+            f"{_fmt(result.get('alpha_')):>9}{_fmt(trees, '.0f'):>6}"
+            f"{_fmt(result.get('solver_')):>9}")
 
 
 ACCURACY_HEADER = (f"{'set':<13}{'seed':>4}{'n_train':>8}{'d':>4}{'rmse/ex':>9}{'t_mond':>10}"
@@ -471,8 +477,7 @@ def summarise_accuracy(rows: list[dict]) -> tuple[list[dict], dict]:
     for name in dict.fromkeys(row["set"] for row in rows):
         mine = [row for row in rows if row["set"] == name]
         ratio = _median([row["rmse_ratio"] for row in mine])
-        t_mond = _median([row["mondrian"]["time"] if row["mondrian"]["status"] == "ok"
-                          else math.nan for row in mine])
+        t_mond = _median([fit_time(row["mondrian"]) for row in mine])
         t_grid = _median([row["exact"]["time"] for row in mine])
         per_set.append({"set": name, "median_rmse_ratio": ratio, "median_time": t_mond,
                         "median_grid_time": t_grid, "median_time_ratio": t_mond / t_grid,
@@ -527,8 +532,7 @@ def section_scaling(args: argparse.Namespace) -> list[dict]:
     print(f"\n== scaling (synthetic d = 8, noise floor RMSE 0.1, {SCALING_TEST_ROWS} test rows, "
           f"timeout {args.timeout:g} s per size)")
     print(f"{'N':>9}{'time[s]':>10}{'s/1k rows':>10}{'peak RSS':>10}{'pre-fit':>10}"
-          f"{'RMSE':>8}{SELECTION_HEADER}{'path_time_':>11}{'load':>5}",
-          flush=True)
+          f"{'RMSE':>8}{SELECTION_HEADER}{'path_time_':>11}{'load':>5}", flush=True)
     rows, skip = [], False
     for n in sizes:
         result = ({"status": "skipped"} if skip
@@ -542,7 +546,7 @@ def section_scaling(args: argparse.Namespace) -> list[dict]:
                   flush=True)
         else:
             detail = {"timeout": f"timed out after {args.timeout:g} s",
-                      "skipped": "skipped (a smaller size timed out)"}.get(
+                      "skipped": "skipped (a smaller size did not finish)"}.get(
                 result["status"], f"error: {result.get('error')}")
             print(f"{n:>9}  {detail}", flush=True)
             skip = True
@@ -565,8 +569,7 @@ def busy_process() -> Iterator[None]:
 
 def _fit_times(task: dict, repeats: int, timeout: float) -> list[float]:
     """Fit times of ``repeats`` fresh fits (NaN for a failed or timed-out fit)."""
-    results = [run_child(task, timeout) for _ in range(repeats)]
-    return [r["time"] if r["status"] == "ok" else math.nan for r in results]
+    return [fit_time(run_child(task, timeout)) for _ in range(repeats)]
 
 
 def section_contention(args: argparse.Namespace) -> list[dict]:
