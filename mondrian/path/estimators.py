@@ -125,6 +125,14 @@ def _largest_near_best(errors: np.ndarray) -> int:
     return int(np.flatnonzero(errors <= best + 1e-6 * abs(best))[-1])
 
 
+def _warn_alpha_edge(alphas: np.ndarray, a: int) -> None:
+    """Warn that the selected alpha ``alphas[a]`` is an end of a user's grid."""
+    side, other = ("smallest", "smaller") if a == 0 else ("largest", "larger")
+    warnings.warn(f"the selected alpha {alphas[a]:g} is the {side} of alphas: a {other} one "
+                  "may be better; widen alphas (alphas='auto' extends its grid by itself)",
+                  UserWarning, stacklevel=5)
+
+
 def _check_cv(cv):
     """None, 'loo' or a number of folds >= 2."""
     if cv is None or (isinstance(cv, str) and cv == "loo"):
@@ -678,26 +686,17 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         grid past it (at the selected lifetime, where the eigendecomposition
         is at hand), or warn that the user's grid may be too narrow."""
         if not auto_alphas or method != "loo":
-            side = "smallest" if a == 0 else "largest"
-            warnings.warn(f"the selected alpha {alphas[a]:g} is the {side} of alphas: a "
-                          f"{'smaller' if a == 0 else 'larger'} one may be better; widen "
-                          "alphas (alphas='auto' extends its grid by itself)", UserWarning,
-                          stacklevel=4)
+            _warn_alpha_edge(alphas, a)
             return alphas, errors, a
         for _ in range(_ALPHA_EXTENSIONS):
             step = alphas[1] / alphas[0]
-            if a == 0:
-                new = alphas[0] * step ** -np.arange(_ALPHA_STEPS, 0, -1, dtype=np.float64)
-                alphas = np.concatenate([new, alphas])
-                errors = np.concatenate([np.full((errors.shape[0], new.size), np.nan), errors],
-                                        axis=1)
-                errors[g, :new.size] = ridge.loo_mse(new)
-            else:
-                new = alphas[-1] * step ** np.arange(1, _ALPHA_STEPS + 1, dtype=np.float64)
-                alphas = np.concatenate([alphas, new])
-                errors = np.concatenate([errors, np.full((errors.shape[0], new.size), np.nan)],
-                                        axis=1)
-                errors[g, -new.size:] = ridge.loo_mse(new)
+            low = a == 0
+            k = np.arange(1, _ALPHA_STEPS + 1, dtype=np.float64)
+            new = alphas[0] * step ** -k[::-1] if low else alphas[-1] * step ** k
+            pad = np.full((errors.shape[0], new.size), np.nan)
+            pad[g] = ridge.loo_mse(new)
+            alphas = np.concatenate([new, alphas] if low else [alphas, new])
+            errors = np.concatenate([pad, errors] if low else [errors, pad], axis=1)
             a = _largest_near_best(errors[g])
             if 0 < a < alphas.shape[0] - 1:
                 break
@@ -834,7 +833,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             lifetime, alpha = float(grid[g]), float(alphas[a])
             if (a in (0, alphas.shape[0] - 1) and alphas.shape[0] > 1
                     and not isinstance(p["alphas"], str)):
-                self._alpha_edge(alphas, val_mse, g, a, False, None, "holdout")
+                _warn_alpha_edge(alphas, a)
         else:
             k, a = np.unravel_index(np.argmax(ev_ll), ev_ll.shape)
             alpha = float(alphas[a])
