@@ -84,11 +84,13 @@ def test_fit_on_a_csv_file(tmp_path, capsys):
 
 @pytest.mark.filterwarnings("ignore:the selected alpha")
 @pytest.mark.filterwarnings("ignore:the validation error still falls")
-def test_path_command_reports_the_estimators_selection(tmp_path, capsys):
+def test_path_command_reports_the_estimators_selection(tmp_path, monkeypatch, capsys):
+    # Without --output-dir the plot goes to the current directory, which is printed.
+    monkeypatch.chdir(tmp_path)
     png = tmp_path / "path.png"
-    assert main(["path", "--n-trees", "5", "--solver", "cholesky", "--n-lifetimes", "10",
-                 "--out", str(png)]) == 0
+    assert main(["path", "--n-trees", "5", "--solver", "cholesky", "--n-lifetimes", "10"]) == 0
     out = capsys.readouterr().out
+    assert f"output directory: {tmp_path.resolve()}\n" in out
     # The same estimator with the command's defaults (alphas 0.1 and 1, a
     # fifth of the training data for validation, seed 0) selects the printed
     # lifetime and alpha, and its test error is the printed one.
@@ -115,6 +117,35 @@ def test_path_command_reports_the_estimators_selection(tmp_path, capsys):
         assert not png.exists() and "matplotlib" in out
     else:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_output_dir_option_and_its_creation(tmp_path, monkeypatch, capsys):
+    from mondrian.cli import build_parser
+    from mondrian.cli._args import prepare_output_dir
+
+    parser = build_parser()
+    assert parser.parse_args(["path"]).output_dir == "."
+    assert parser.parse_args(["path", "--output-dir", "x"]).output_dir == "x"
+    assert parser.parse_args(["experiment", "fig5"]).out == "."
+    assert parser.parse_args(["experiment", "fig5", "--out", "a"]).out == "a"  # older spelling
+    assert parser.parse_args(["experiment", "fig5", "--output-dir", "b"]).out == "b"
+    # A missing directory is created with its parents; the absolute path is printed.
+    monkeypatch.chdir(tmp_path)
+    made = prepare_output_dir("new/dir")
+    assert made == tmp_path.resolve() / "new" / "dir" and made.is_dir()
+    assert capsys.readouterr().out == f"output directory: {made}\n"
+    assert prepare_output_dir("new/dir") == made      # an existing directory is fine
+
+
+def test_output_dir_that_is_a_file_is_an_error(tmp_path, capsys):
+    blocker = tmp_path / "taken"
+    blocker.write_text("not a directory")
+    assert main(["experiment", "fig5", "--quick", "--output-dir", str(blocker)]) == 2
+    err = capsys.readouterr().err
+    assert "--output-dir" in err and "not a directory" in err
+    # A directory that cannot be created is reported the same way (OSError).
+    assert main(["path", "--output-dir", str(blocker / "sub")]) == 2
+    assert "error:" in capsys.readouterr().err
 
 
 def test_progress_bar_draws_only_on_a_terminal():

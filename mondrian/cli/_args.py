@@ -6,11 +6,13 @@ The bottom of the command-line layer: it imports no command module.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["positive_int", "nonneg_float", "positive_float", "positive_floats",
-           "add_dataset_arguments", "add_forest_arguments", "load_dataset"]
+           "add_dataset_arguments", "add_forest_arguments", "add_output_argument",
+           "prepare_output_dir", "load_dataset"]
 
 
 def positive_int(text: str) -> int:
@@ -65,6 +67,28 @@ def add_forest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solver", choices=("auto", "cholesky", "cg"), default="auto")
     parser.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+
+
+def add_output_argument(parser: argparse.ArgumentParser, *aliases: str,
+                        dest: str = "output_dir") -> None:
+    """The --output-dir option of a command that writes files (default: the
+    current directory); ``aliases`` are further option strings."""
+    parser.add_argument("--output-dir", *aliases, dest=dest, default=".", metavar="DIR",
+                        help="directory for the files written, created if missing and "
+                             "printed (default: the current directory)")
+
+
+def prepare_output_dir(path: str | Path) -> Path:
+    """Create the output directory ``path`` if missing, print its absolute path
+    and return it.  Raises ValueError if ``path`` exists and is not a directory
+    (OSError if it cannot be created)."""
+    out = Path(path).expanduser()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--output-dir {str(path)!r} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    out = out.resolve()
+    print(f"output directory: {out}")
+    return out
 
 
 def load_dataset(args: argparse.Namespace, lifetime: float | None, *,

@@ -1,9 +1,13 @@
 """``python -m mondrian experiment NAME``: reproduce a figure or table of the papers.
 
 Each module of :mod:`mondrian.experiments` becomes a sub-command with its
-own options and ``--out``; it writes a CSV of its numbers and a PNG.
+own options and ``--output-dir`` (also spelt ``--out``; default: the current
+directory, created if missing and printed); it writes a CSV of its numbers
+and a PNG there.
 """
 from __future__ import annotations
+
+from ._args import add_output_argument, prepare_output_dir
 
 __all__ = ["add_command"]
 
@@ -17,7 +21,15 @@ def add_command(subparsers) -> None:
     sub = exp.add_subparsers(dest="name", metavar="NAME", required=True)
     for name, module in available_experiments().items():
         p = sub.add_parser(name, help=module.DESCRIPTION, description=module.DESCRIPTION)
-        p.add_argument("--out", default=".", metavar="DIR",
-                       help="directory for the CSV and PNG (default: current directory)")
+        # --out is the older spelling; the modules read args.out.
+        add_output_argument(p, "--out", dest="out")
         module.add_arguments(p)
-        p.set_defaults(func=module.run)
+        p.set_defaults(func=_in_output_dir(module.run))
+
+
+def _in_output_dir(run):
+    """``run`` after creating and printing the output directory ``args.out``."""
+    def run_in_output_dir(args):
+        args.out = str(prepare_output_dir(args.out))
+        return run(args)
+    return run_in_output_dir

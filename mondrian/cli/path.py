@@ -3,8 +3,9 @@
 Runs :class:`~mondrian.MondrianKernelRidgeCV` on the bundled CPU data (or a
 CSV file), prints the selected lifetime and alpha, the validation and test
 errors (the paper's metric 100·‖ŷ - y‖₂/‖y‖₂) and the path time, and writes
-a PNG of the validation error and of the log marginal likelihood L(λ)
-against λ (paper Sec. 4, Fig. 7/8).  A progress bar goes to stderr when it
+``path.png`` (validation error and log marginal likelihood L(λ) against λ,
+paper Sec. 4, Fig. 7/8) into ``--output-dir`` (default: the current
+directory), whose absolute path it prints.  A progress bar goes to stderr when it
 is a terminal.
 """
 from __future__ import annotations
@@ -16,8 +17,9 @@ import warnings
 
 import numpy as np
 
-from ._args import (add_dataset_arguments, add_forest_arguments, load_dataset, nonneg_float,
-                    positive_float, positive_floats, positive_int)
+from ._args import (add_dataset_arguments, add_forest_arguments, add_output_argument,
+                    load_dataset, nonneg_float, positive_float, positive_floats, positive_int,
+                    prepare_output_dir)
 
 __all__ = ["add_command", "run", "ProgressBar"]
 
@@ -78,8 +80,7 @@ def add_command(subparsers) -> None:
     p.add_argument("--tol", type=positive_float, default=1e-3,
                    help="relative residual tolerance of the CG path (default 1e-3)")
     add_forest_arguments(p)
-    p.add_argument("--out", default="path.png", metavar="FILE.png",
-                   help="plot of validation error and L(lambda) (default path.png)")
+    add_output_argument(p)
     p.set_defaults(func=run)
 
 
@@ -88,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from ..metrics import relative_error, relative_error_from_mse
     from ..path import MondrianKernelRidgeCV
 
+    out_dir = prepare_output_dir(args.output_dir)
     data, lam_max, _ = load_dataset(args, args.max_lifetime, per_diameter=20.0)
     print(data.describe())
     model = MondrianKernelRidgeCV(
@@ -125,11 +127,11 @@ def run(args: argparse.Namespace) -> int:
               f"95% interval [{lo:.6g}, {hi:.6g}]")
     test_err = relative_error(data.y_test, model.predict(data.X_test))
     print(f"test error 100*||y_hat - y||/||y||: {test_err:.2f} %")
-    _plot(model, val_err, args.out)
+    _plot(model, val_err, out_dir / "path.png")
     return 0
 
 
-def _plot(model, val_err, out: str) -> None:
+def _plot(model, val_err, out) -> None:
     from ..experiments import pyplot_or_none, save_figure
 
     plt = pyplot_or_none()
