@@ -19,6 +19,9 @@ __all__ = [
     "check_bool",
     "check_random_generator",
     "resolve_n_jobs",
+    "available_memory",
+    "check_target_scale",
+    "check_feature_names",
     "check_array_input",
     "check_alphas",
     "check_fraction",
@@ -131,7 +134,17 @@ def check_random_generator(random_state) -> np.random.Generator:
     Accepts None (fresh entropy), an int or SeedSequence (reproducible), a
     ``Generator`` (used as is, so repeated fits differ), or a legacy
     ``RandomState`` (a seed is drawn from it, as scikit-learn does).
+
+    A ``SeedSequence`` is copied first: spawning child streams
+    (``Generator.spawn``) advances the counter of the sequence it is given,
+    so without the copy every fit with the same ``SeedSequence`` would draw
+    other streams than the one before.
     """
+    if isinstance(random_state, np.random.SeedSequence):
+        random_state = np.random.SeedSequence(
+            random_state.entropy, spawn_key=random_state.spawn_key,
+            pool_size=random_state.pool_size,
+            n_children_spawned=random_state.n_children_spawned)
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, (bool, np.bool_)):
             raise TypeError("random_state must be None, an int, a SeedSequence, "
@@ -154,13 +167,20 @@ def available_cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+#: Largest ``|n_jobs|`` accepted: the C core counts threads in a C ``int``.
+MAX_N_JOBS = 2**31 - 1
+
+
 def resolve_n_jobs(n_jobs) -> int:
     """Number of threads for ``n_jobs``.
 
     None and -1 mean every available core (as scikit-learn's OpenMP-based
-    estimators do), -2 all but one, and so on; a positive count is capped
-    at the available cores: more threads than cores only compete for them
-    (and thousands of threads exhaust the OpenMP runtime).
+    estimators do), -2 all but one, and so on (at least one thread); a
+    positive count is capped at the available cores: more threads than
+    cores only compete for them (and thousands of threads exhaust the
+    OpenMP runtime).  ``|n_jobs|`` above :data:`MAX_N_JOBS` (2³¹ - 1, the
+    C core's thread count is a C ``int``) is a ``ValueError``, checked
+    before anything reaches C.
     """
     if n_jobs is None:
         return available_cores()
@@ -169,10 +189,127 @@ def resolve_n_jobs(n_jobs) -> int:
     n_jobs = int(n_jobs)
     if n_jobs == 0:
         raise ValueError("n_jobs must be nonzero (None or -1: all cores)")
+    if abs(n_jobs) > MAX_N_JOBS:
+        raise ValueError(f"n_jobs={n_jobs} is out of range: |n_jobs| must be at most "
+                         f"{MAX_N_JOBS} (None or -1: all {available_cores()} cores)")
     cores = available_cores()
     if n_jobs > 0:
         return min(n_jobs, cores)
     return max(1, cores + 1 + n_jobs)
+
+
+def _meminfo_available() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes (Linux), else the physical memory."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _address_space_left() -> int | None:
+    """RLIMIT_AS less this process's current virtual size, if a limit is set."""
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    try:
+        with open("/proc/self/statm") as fh:
+            used = int(fh.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, IndexError):
+        used = 0
+    return max(0, soft - used)
+
+
+def _cgroup_left() -> int | None:
+    """A cgroup v2 memory limit less the group's current usage, if set."""
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit == "max":
+            return None
+        with open("/sys/fs/cgroup/memory.current") as fh:
+            current = int(fh.read().strip())
+        return max(0, int(limit) - current)
+    except (OSError, ValueError):
+        return None
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate, as far as the system says.
+
+    The least of: the memory the kernel reports available (``MemAvailable``
+    of ``/proc/meminfo``; elsewhere the physical memory), the address-space
+    limit ``RLIMIT_AS`` less the current virtual size, and a cgroup (v2)
+    memory limit less the group's usage.  None if none of them is known.
+    """
+    known = [v for v in (_meminfo_available(), _address_space_left(), _cgroup_left())
+             if v is not None]
+    return min(known) if known else None
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in a readable unit (1024-based)."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024.0
+    return f"{n:.1f} PiB"  # pragma: no cover
+
+
+#: Largest root-sum-of-squares of centred targets accepted, so that squares
+#: of anything on the targets' scale, summed over the rows, stay far below
+#: the largest double (1.8e308): (1e150)² = 1e300.
+MAX_TARGET_NORM = 1e150
+
+
+def check_target_scale(y: np.ndarray, name: str = "y") -> None:
+    """Reject finite targets too large for ridge regression in doubles.
+
+    Ridge fits and their validation errors square the targets (residual
+    sums of squares, ``yᵀy``, the evidence's quadratic form); targets whose
+    centred Euclidean norm exceeds :data:`MAX_TARGET_NORM` would overflow
+    there and turn the selection into NaN.  Rescaling y (e.g. dividing it
+    by its standard deviation) changes nothing but the units of the fit.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = float(np.max(np.abs(y)))
+        # Norm of y / scale, then scaled back: no overflow in the squares.
+        norm = scale * float(np.linalg.norm(y / scale - np.mean(y / scale))) if scale > 0 else 0.0
+    if not np.isfinite(norm) or norm > MAX_TARGET_NORM:
+        raise ValueError(
+            f"{name} is too large for ridge regression in double precision: the norm of "
+            f"{name} - mean({name}) is {norm:.3g} (largest |{name}| {scale:.3g}), above "
+            f"{MAX_TARGET_NORM:g}; rescale {name} (e.g. divide it by its standard deviation)")
+
+
+def check_feature_names(estimator, X, name: str) -> None:
+    """Column names of a second data set (e.g. ``X_val``) must be those of ``X``.
+
+    Applies when both ``X`` (at ``fit``: ``estimator.feature_names_in_``)
+    and this data set are data frames with string column names; an array
+    without names is taken column by column, as scikit-learn does.
+    """
+    fitted = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    if fitted is None or columns is None:
+        return
+    names = np.asarray(columns, dtype=object)
+    if names.shape != fitted.shape or not np.array_equal(names, fitted):
+        raise ValueError(f"{name} has the columns {list(names)}, but X had "
+                         f"{list(fitted)}: pass {name} with the columns of X")
 
 
 def check_array_input(estimator, X, *, reset: bool, name: str = "X",

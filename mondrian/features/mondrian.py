@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._ext._forest import Forest
 from .._progress import check_verbose, progress
-from .._validation import (check_array_input, check_int, check_lifetime,
-                          check_random_generator, resolve_n_jobs)
+from .._validation import (available_memory, check_array_input, check_int, check_lifetime,
+                          check_random_generator, format_bytes, resolve_n_jobs)
 
 __all__ = ["MondrianFeatures"]
 
 
-class MondrianFeatures(TransformerMixin, BaseEstimator):
+class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Sparse random features of the Mondrian kernel.
 
     ``fit`` grows ``n_trees`` Mondrian trees (paper Sec. 2.2) on X up to
@@ -122,13 +122,16 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         verbose = check_verbose(self.verbose)
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
-        streams = rng.spawn(n_trees)
+        budget = _MemoryBudget(X, n_trees, n_threads)
+        budget.check_fixed()
+        streams = [g.bit_generator for g in rng.spawn(n_trees)]
+        budget.check_fit(X, lifetime, streams)
         # The forest copies X: changing the caller's array later cannot
         # affect the trees or their extension.
         forest = Forest(n_trees, X.shape[1])
         with progress(n_trees, f"MondrianFeatures.fit: trees to lifetime {lifetime:.4g}",
                       verbose) as bar:
-            forest.fit(X, lifetime, [g.bit_generator for g in streams], n_threads)
+            forest.fit(X, lifetime, streams, n_threads)
             bar.update(n_trees)
         self.forest_ = forest
         self.lifetime_ = lifetime
@@ -164,10 +167,14 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"lifetime={lifetime!r} is below the fitted lifetime "
                              f"{self.lifetime_!r}; extend only grows trees")
         verbose = check_verbose(self.verbose)
-        forest = self.forest_.copy() if self.forest_.shared else self.forest_
+        n_threads = resolve_n_jobs(self.n_jobs)
+        old = self.forest_
+        budget = _MemoryBudget(old.X, old.n_trees, n_threads)
+        budget.check_extend(old, lifetime, copy=old.shared)
+        forest = old.copy() if old.shared else old
         with progress(forest.n_trees, f"MondrianFeatures.extend: trees to lifetime "
                       f"{lifetime:.4g}", verbose) as bar:
-            forest.extend(lifetime, resolve_n_jobs(self.n_jobs))
+            forest.extend(lifetime, n_threads)
             bar.update(forest.n_trees)
         self.forest_ = forest
         self.lifetime_ = lifetime
@@ -272,11 +279,152 @@ class MondrianFeatures(TransformerMixin, BaseEstimator):
         n_rows = self.forest_.n_points if X is None else X.shape[0]
         return _csr(data, indices, indptr, (n_rows, n_cols))
 
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output columns at ``lifetime_``, for ``get_feature_names_out``
+        (names ``mondrianfeatures0``, ...; the columns of ``transform`` at a
+        smaller lifetime are fewer and not named)."""
+        return self.n_cells_
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def node_bytes(n_features: int) -> int:
+    """Bytes per node of the forest's storage (``c/forest.h``): seven int64
+    arrays (tree, parent, children, split dimension, slice start and end),
+    two doubles (threshold, split time) and the node's data box (two
+    corners of ``n_features`` doubles)."""
+    return 7 * 8 + 2 * 8 + 2 * 8 * n_features
+
+
+#: Python-side bytes per tree: its numpy ``Generator``, ``BitGenerator`` and
+#: ``SeedSequence`` (about 1000 bytes measured with tracemalloc, numpy 2.4).
+TREE_OBJECT_BYTES = 1024
+
+#: Trees grown as a pilot to estimate the size of a forest whose bound does
+#: not fit in memory.
+PILOT_TREES = 2
+
+
+def expected_leaves_bound(n_points: int, extent: np.ndarray, lifetime: float) -> float:
+    """Upper bound on the expected number of leaves of one Mondrian tree
+    grown to ``lifetime`` on N points whose bounding box has the side
+    lengths ``extent``: min(N, ∏_d (1 + λ·extent_d)).
+
+    A Mondrian process of lifetime λ on a box with side lengths a_d has
+    ∏_d (1 + λ a_d) cells in expectation (Mourtada, Gaïffas & Scornet 2020,
+    Prop. 2; Balog et al. 2016, Prop. 3 bound it by e^{λ Σ_d a_d}).  The
+    tree grown on the data is that process on the data's bounding box
+    restricted to the points (projectivity, Sec. 2.3): its leaves are the
+    cells that hold points, at most all cells and at most N.
+    """
+    log_cells = float(np.sum(np.log1p(lifetime * np.asarray(extent, dtype=np.float64))))
+    return float(min(n_points, np.exp(min(log_cells, 700.0))))
+
+
+class _MemoryBudget:
+    """Size estimates of a forest before it is grown, against the memory
+    the system reports available (:func:`~mondrian._validation.available_memory`).
+
+    Growing M trees on N points of D features holds at its peak: the
+    forest's copy of X (8·N·D bytes), the M point permutations of the
+    forest and of the trees' scratch (2·8·M·N), one stack per thread
+    (8·N each), a numpy generator per tree, and every node twice (the
+    trees' scratch and the packed forest, :func:`node_bytes` each).  A tree
+    on N points has at most 2N - 1 nodes and 2·E[leaves] - 1 in
+    expectation (:func:`expected_leaves_bound`).  A refusal raises
+    ``MemoryError`` with the estimate and what to change.
+    """
+
+    def __init__(self, X: np.ndarray, n_trees: int, n_threads: int):
+        # Only sizes and extents are kept: X may be a view of a forest,
+        # which must not stay pinned (Forest.shared).
+        self.n, self.d = X.shape
+        self.extent = np.ptp(X, axis=0)
+        self.m = n_trees
+        self.n_threads = n_threads
+        self.available = available_memory()
+
+    def fixed(self) -> float:
+        """Bytes needed whatever the lifetime."""
+        n, d, m = float(self.n), float(self.d), float(self.m)
+        return 8 * n * d + 16 * m * n + 8 * n * self.n_threads + m * (TREE_OBJECT_BYTES + 64)
+
+    def peak(self, total_nodes: float, kept_nodes: float = 0.0) -> float:
+        """Peak bytes of growing ``total_nodes`` nodes while ``kept_nodes``
+        (an existing forest) stay allocated."""
+        return self.fixed() + (2 * total_nodes + kept_nodes) * node_bytes(self.d)
+
+    def _refuse(self, what: str, need: float, advice: str) -> None:
+        raise MemoryError(
+            f"MondrianFeatures: {what} needs about {format_bytes(need)}, but only "
+            f"{format_bytes(self.available)} are available; {advice}")
+
+    def check_fixed(self) -> None:
+        """Refuse if the permutations and generators alone do not fit (before
+        the M generators are spawned, which alone takes minutes for 10⁹)."""
+        if self.available is not None and self.fixed() > self.available:
+            self._refuse(f"growing n_trees={self.m} trees on {self.n} points (the point "
+                         "permutations and random streams alone, before any node)",
+                         self.fixed(), "use fewer trees (n_trees) or fewer rows")
+
+    def _advice(self, lifetime: float) -> str:
+        return (f"use fewer trees (n_trees={self.m}), a smaller lifetime "
+                f"({lifetime:.6g}) or fewer rows ({self.n})")
+
+    def check_fit(self, X: np.ndarray, lifetime: float, streams: list) -> None:
+        """Refuse a fit whose expected size exceeds the available memory.
+
+        The bound 2·min(N, ∏(1 + λ·extent)) - 1 nodes per tree decides when
+        it fits.  Otherwise (the bound is loose for sparse data in many
+        dimensions) :data:`PILOT_TREES` trees are grown on copies of the
+        first trees' streams -- exactly those trees, the others are iid --
+        and M times their mean node count is the estimate.
+        """
+        if self.available is None:
+            return
+        leaves = expected_leaves_bound(self.n, self.extent, lifetime)
+        bound = self.m * (2.0 * leaves - 1.0)
+        if self.peak(bound) <= self.available:
+            return
+        k = min(self.m, PILOT_TREES)
+        pilot_peak = self.fixed() * k / self.m + 2 * k * (2.0 * self.n - 1) * node_bytes(self.d)
+        what = (f"growing n_trees={self.m} trees on {self.n} points to lifetime "
+                f"{lifetime:.6g}")
+        if pilot_peak > self.available:
+            self._refuse(what, self.peak(bound), self._advice(lifetime))
+        import copy
+        pilot = Forest(k, self.d)
+        pilot.fit(X, lifetime, [copy.deepcopy(g) for g in streams[:k]], 1)
+        estimate = self.m * pilot.n_nodes / k
+        del pilot
+        if self.peak(estimate) > self.available:
+            self._refuse(f"{what} (about {estimate:.3g} nodes, estimated from "
+                         f"{k} pilot trees)", self.peak(estimate), self._advice(lifetime))
+
+    def check_extend(self, forest: Forest, lifetime: float, *, copy: bool) -> None:
+        """Refuse an extension whose expected size exceeds the available memory.
+
+        The forest's nodes at lifetime Λ grow to about n_nodes·r at λ, with
+        r = ∏(1 + λ·extent)/∏(1 + Λ·extent) the ratio of the expected cell
+        counts, capped by the bound at λ; the old nodes stay allocated
+        during the growth (twice if the forest is shared and copied).
+        """
+        if self.available is None:
+            return
+        extent = self.extent
+        log_ratio = float(np.sum(np.log1p(lifetime * extent) - np.log1p(forest.lifetime * extent)))
+        bound = self.m * (2.0 * expected_leaves_bound(self.n, extent, lifetime) - 1.0)
+        estimate = min(bound, forest.n_nodes * np.exp(min(log_ratio, 700.0)))
+        kept = forest.n_nodes * (2 if copy else 1)
+        if self.peak(estimate, kept) > self.available:
+            self._refuse(f"extending n_trees={self.m} trees on {self.n} points from lifetime "
+                         f"{forest.lifetime:.6g} to {lifetime:.6g} (about {estimate:.3g} nodes)",
+                         self.peak(estimate, kept), self._advice(lifetime))
 
 
 def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray,
