@@ -119,10 +119,21 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
         D = X.shape[1]
-        pitch = rng.gamma(2.0, 1.0 / lam, size=(P, D))
-        # Gamma draws are > 0 but can underflow to 0 for extreme λ.
+        with np.errstate(over="ignore"):
+            scale = 1.0 / lam
+        if not np.isfinite(scale):
+            raise ValueError(f"lifetime={lam!r} is so small that the grid pitch 1/lifetime "
+                             "overflows double precision; use lifetime >= 1e-300 (at such "
+                             "lifetimes every point shares one bin: the kernel is 1)")
+        with np.errstate(over="ignore"):
+            pitch = rng.gamma(2.0, scale, size=(P, D))
+        # Gamma draws are > 0 but can underflow to 0 for extreme λ, and
+        # overflow to inf for λ near the smallest normal double.
         if not np.all(pitch > 0):
             raise ValueError(f"lifetime={lam!r} is so large that grid pitches underflow to 0")
+        if not np.all(np.isfinite(pitch)):
+            raise ValueError(f"lifetime={lam!r} is so small that grid pitches overflow; "
+                             "use a larger lifetime")
         shift = rng.random((P, D)) * pitch
         inv_pitch = 1.0 / pitch
         rep, n_bins, codes = binning_fit(X, inv_pitch, shift, n_threads)

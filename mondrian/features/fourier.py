@@ -116,12 +116,21 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         X = check_array_input(self, X, reset=True)
         D = X.shape[1]
         rng = check_random_generator(self.random_state)
-        if self.kernel == "laplace":
-            lam = check_positive_float(self.lifetime, "lifetime")
-            W = lam * rng.standard_cauchy((D, m))
-        else:
-            ls = check_length_scales(self.length_scale, D)
-            W = rng.standard_normal((D, m)) / ls[:, None]
+        with np.errstate(over="ignore"):
+            if self.kernel == "laplace":
+                lam = check_positive_float(self.lifetime, "lifetime")
+                W = lam * rng.standard_cauchy((D, m))
+                name = "lifetime"
+            else:
+                ls = check_length_scales(self.length_scale, D)
+                W = rng.standard_normal((D, m)) / ls[:, None]
+                name = "length_scale"
+        if not np.all(np.isfinite(W)):
+            small, only = (("large", "lifetime * X") if name == "lifetime"
+                           else ("small", "X / length_scale"))
+            raise ValueError(f"{name} is so {small} that frequencies overflow double "
+                             f"precision; rescale X and {name} together (the kernel "
+                             f"depends on {only} only)")
         self.frequencies_ = W
         return self
 
@@ -140,8 +149,13 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         X = check_array_input(self, X, reset=False)
         W = self.frequencies_
         m = W.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            proj = np.ascontiguousarray(X @ W)
+        if not np.all(np.isfinite(proj)):
+            raise ValueError("X: the projections of X on the frequencies overflow double "
+                             "precision (X is too large for the kernel's scale); rescale X")
         # One shared range reduction for cos and sin, in C (_ext/c/fourier.c).
-        return cos_sin_pairs(np.ascontiguousarray(X @ W), 1.0 / np.sqrt(m))
+        return cos_sin_pairs(proj, 1.0 / np.sqrt(m))
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Output names ``randomfourierfeatures{cos,sin}{j}``."""
