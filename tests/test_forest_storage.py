@@ -148,6 +148,13 @@ def _set(a, index, value):
     ("X", lambda a: a[:, :2].copy(), "X must have shape"),                     # X shape mismatch
     ("X", lambda a: _set(a, (3, 1), 99.0), "inconsistent"),                    # point outside its box
     ("X", lambda a: _set(a, (3, 1), np.nan), "inconsistent"),                  # not finite
+    # Tree 0's root (node 0) splits: its box has linear dimension ~3, so it
+    # is still a leaf at lifetime 4 with probability e^-12.  Its cut must lie
+    # in its box, between its children's boxes.
+    ("threshold", lambda a: _set(a, 0, np.nan), "inconsistent"),               # NaN cut
+    ("threshold", lambda a: _set(a, 0, 1e6), "inconsistent"),                  # cut outside box
+    ("threshold", lambda a: _set(a, int(np.flatnonzero(a == 0.0)[0]), np.inf),
+     "inconsistent"),                                                          # leaf not finite
     ("node_offset", lambda a: _set(a, 1, a[1] + 1), "inconsistent"),           # trees overlap
     ("start", lambda a: a.astype(np.int32), "int64"),                          # dtype
     ("lower", lambda a: a[:-1].copy(), "lower must have shape"),

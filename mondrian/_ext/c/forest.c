@@ -270,7 +270,8 @@ static int check_tree_nodes(const mt_forest *f, size_t m)
             }
         }
         if (l == MT_NONE && r == MT_NONE) {
-            if (f->feature[j] != MT_NONE || !(isinf(f->tau[j]) && f->tau[j] > 0.0)) {
+            if (f->feature[j] != MT_NONE || !(isinf(f->tau[j]) && f->tau[j] > 0.0) ||
+                !isfinite(f->threshold[j])) {
                 return MT_ERR_STATE;
             }
             continue;
@@ -286,6 +287,18 @@ static int check_tree_nodes(const mt_forest *f, size_t m)
         }
         if (p != MT_NONE && f->tau[j] < f->tau[p]) {
             return MT_ERR_STATE; /* split times increase along a path */
+        }
+        /* The cut lies in the box, [lower, upper) of its dimension (grow.c
+         * draws it there), with the left child's points at or below it and
+         * the right child's above (lookup.h sends x <= threshold left); a
+         * NaN threshold fails every comparison. */
+        {
+            const size_t k = (size_t)f->feature[j];
+            const double a = f->threshold[j];
+            if (!(jl[k] <= a && a < ju[k]) ||
+                !(f->upper[(size_t)l * d + k] <= a) || !(f->lower[(size_t)r * d + k] > a)) {
+                return MT_ERR_STATE;
+            }
         }
         /* children's boxes inside the parent's (lookup.h relies on it) */
         for (mt_index c = l;; c = r) {

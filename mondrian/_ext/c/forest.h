@@ -102,7 +102,8 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src);
  * node offsets, global ids within their tree, parent/child links (a parent's
  * id below its children's, so every node hangs from its root), slices,
  * split times (non-decreasing along paths, <= lifetime, +inf exactly at
- * leaves), split dimensions, boxes nested and containing their points, each
+ * leaves), split dimensions, thresholds (finite; a split's inside its box,
+ * between its children's boxes), boxes nested and containing their points, each
  * perm row a permutation of 0..N-1, finite X, and the transform pair.
  * Returns MT_OK, MT_ERR_STATE, or MT_ERR_NOMEM (it needs N bytes).
  */
