@@ -8,7 +8,7 @@ happens in :mod:`mondrian.binning`; the checks here guard memory safety only.
 import numpy as np
 
 from ._c cimport mt_index, MT_OK, mt_threads_release
-from ._status cimport check_status
+from ._status cimport check_status, check_threads
 
 cdef extern from "c/binning.h" nogil:
     int mt_binning_fit(const double *X, size_t n, size_t d,
@@ -37,7 +37,7 @@ def _check_shapes(X, inv_pitch, shift):
 
 
 def binning_fit(const double[:, ::1] X, const double[:, ::1] inv_pitch,
-                const double[:, ::1] shift, int n_threads):
+                const double[:, ::1] shift, n_threads):
     """Number the occupied bins of every grid.
 
     Returns ``(rep, n_bins, codes)``: ``rep`` (P, n) first training row of
@@ -45,6 +45,7 @@ def binning_fit(const double[:, ::1] X, const double[:, ::1] inv_pitch,
     ``codes`` (P, n) bin number of each training row within its grid.
     """
     _check_shapes(X, inv_pitch, shift)
+    cdef int nt = check_threads(n_threads)
     cdef size_t n = X.shape[0], d = X.shape[1], P = inv_pitch.shape[0]
     if n == 0 or d == 0 or P == 0:
         raise ValueError("binning_fit: empty input")
@@ -57,7 +58,7 @@ def binning_fit(const double[:, ::1] X, const double[:, ::1] inv_pitch,
     cdef int status
     with nogil:
         status = mt_binning_fit(&X[0, 0], n, d, &inv_pitch[0, 0], &shift[0, 0], P,
-                                n_threads, &rep_v[0, 0], &nb_v[0], &codes_v[0, 0])
+                                nt, &rep_v[0, 0], &nb_v[0], &codes_v[0, 0])
         mt_threads_release()   # see c/threads.h
     _check(status, "binning_fit")
     return rep, n_bins, codes
@@ -65,11 +66,12 @@ def binning_fit(const double[:, ::1] X, const double[:, ::1] inv_pitch,
 
 def binning_lookup(const double[:, ::1] X_fit, const double[:, ::1] X,
                    const double[:, ::1] inv_pitch, const double[:, ::1] shift,
-                   const mt_index[::1] rep, const mt_index[::1] bin_offsets, int n_threads):
+                   const mt_index[::1] rep, const mt_index[::1] bin_offsets, n_threads):
     """Global bin number (or -1 for a bin no training row occupies) of each
     row of X in each grid, as an int64 array of shape (P, n)."""
     _check_shapes(X, inv_pitch, shift)
     _check_shapes(X_fit, inv_pitch, shift)
+    cdef int nt = check_threads(n_threads)
     cdef size_t n = X.shape[0], d = X.shape[1], P = inv_pitch.shape[0]
     if bin_offsets.shape[0] != <Py_ssize_t>P + 1 or bin_offsets[0] != 0 or bin_offsets[P] != rep.shape[0]:
         raise ValueError("binning_lookup: inconsistent bin offsets")
@@ -82,7 +84,7 @@ def binning_lookup(const double[:, ::1] X_fit, const double[:, ::1] X,
     with nogil:
         status = mt_binning_lookup(&X_fit[0, 0], X_fit.shape[0], &X[0, 0], n, d,
                                    &inv_pitch[0, 0], &shift[0, 0], P, rep_p,
-                                   &bin_offsets[0], n_threads, &codes_v[0, 0])
+                                   &bin_offsets[0], nt, &codes_v[0, 0])
         mt_threads_release()
     _check(status, "binning_lookup")
     return codes

@@ -38,7 +38,7 @@ from libc.stdint cimport int32_t, uint8_t
 import numpy as np
 cimport numpy as cnp
 
-from ._status cimport check_status
+from ._status cimport check_status, check_threads
 from ._c cimport (
     bitgen_t, mt_index, mt_forest, MT_OK, mt_forest_init, mt_forest_free,
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
@@ -293,7 +293,7 @@ cdef class Forest:
         return TreeView(self, m)
 
     # -- growth ------------------------------------------------------------
-    def fit(self, X, double lifetime, bit_generators, int n_threads=1):
+    def fit(self, X, double lifetime, bit_generators, n_threads=1):
         """Copy ``X`` (C-contiguous float64, shape (n, D)) into the forest
         and grow every tree on it up to ``lifetime``, tree m drawing from
         ``bit_generators[m]`` (numpy BitGenerators, kept by the forest).
@@ -306,18 +306,19 @@ cdef class Forest:
             raise ValueError(f"lifetime must be finite and >= 0, got {lifetime}")
         gens = _check_bit_generators(bit_generators, self.f.n_trees)
         cdef int status
+        cdef int nt = check_threads(n_threads)
         self._begin_growth()
         try:
             mt_forest_clear(&self.f)
             check_status(mt_forest_append_points(&self.f, &Xv[0, 0], <size_t>Xv.shape[0]),
                          f"Forest.fit: copying {Xv.shape[0]} x {Xv.shape[1]} points")
             self._bit_generators = gens
-            self._grow(lifetime, n_threads, False)
+            self._grow(lifetime, nt, False)
         finally:
             self._growing = False
         return self
 
-    def extend(self, double lifetime, int n_threads=1):
+    def extend(self, double lifetime, n_threads=1):
         """Continue every tree up to ``lifetime`` (>= :attr:`lifetime`), each
         from its own stream (memorylessness, ``c/grow.h``).  Node ids within
         a tree are kept, so a global id moves by its tree's change of
@@ -327,9 +328,10 @@ cdef class Forest:
         if not (lifetime >= self.f.lifetime) or isinf(lifetime):
             raise ValueError(f"lifetime must be finite and >= {self.f.lifetime}, got "
                              f"{lifetime}")
+        cdef int nt = check_threads(n_threads)
         self._begin_growth()
         try:
-            self._grow(lifetime, n_threads, True)
+            self._grow(lifetime, nt, True)
         finally:
             self._growing = False
         return self
@@ -359,7 +361,9 @@ cdef class Forest:
             for lock in locks:
                 lock.release()
             free(rngs)
-        check_status(status, "Forest.extend" if extend else "Forest.fit",
+        check_status(status, f"Forest.{'extend' if extend else 'fit'}: growing {M} trees on "
+                             f"{self.f.n_points} points of {self.f.n_features} features to "
+                             f"lifetime {lifetime:g}",
                      "the forest has no points or the lifetime is invalid")
 
     def reserve_nodes(self, Py_ssize_t capacity):
@@ -433,7 +437,7 @@ cdef class Forest:
         column order of the feature matrix)."""
         return np.flatnonzero(self.active_columns(lifetime)[0] >= 0)
 
-    def features(self, X, double lifetime, int n_threads=1):
+    def features(self, X, double lifetime, n_threads=1):
         """CSR arrays of the Mondrian feature matrix at ``lifetime``.
 
         ``X=None`` gives the rows of the forest's own points (exact, read off
@@ -443,6 +447,7 @@ cdef class Forest:
         Returns ``(data, indices, indptr, n_columns)``; indices and indptr are
         int32 when they fit, else int64.
         """
+        cdef int nt = check_threads(n_threads)
         col_of_node, col_offset = self.active_columns(lifetime)
         cdef mt_index[::1] co = col_offset, cn = col_of_node
         cdef const double[:, ::1] Xv
@@ -481,12 +486,12 @@ cdef class Forest:
                     with nogil:
                         status = mt_forest_features_fitted(
                             &self.f, lifetime, &cn[0], &co[0], scale, p32, p64, &dv[0],
-                            n_threads)
+                            nt)
                 else:
                     with nogil:
                         status = mt_forest_features(
                             &self.f, &Xv[0, 0], n, d, lifetime, &cn[0], &co[0], scale,
-                            p32, p64, &dv[0], n_threads)
+                            p32, p64, &dv[0], nt)
             finally:
                 mt_threads_release()
                 self._end_read()
@@ -494,13 +499,14 @@ cdef class Forest:
         indptr = np.arange(0, nnz + 1, M, dtype=index_dtype)
         return data[:nnz], indices[:nnz], indptr, int(col_offset[M])
 
-    def gram(self, double lifetime, int n_threads=1):
+    def gram(self, double lifetime, n_threads=1):
         """Dense Gram matrix ΦᵀΦ of the forest's points at ``lifetime``.
 
         Entry (a, b) is the number of points in both cells a and b, divided
         by M; columns are numbered as in :meth:`features`.  Memory: one
         (C, C) float64 array plus N·M int32 labels.
         """
+        cdef int nt = check_threads(n_threads)
         col_of_node, col_offset = self.active_columns(lifetime)
         cdef Py_ssize_t C = int(col_offset[self.f.n_trees])
         gram = np.zeros((C, C), dtype=np.float64)
@@ -511,7 +517,7 @@ cdef class Forest:
         try:
             with nogil:
                 status = mt_forest_gram(&self.f, lifetime, &cn[0], &co[0],
-                                        &gv[0, 0] if C > 0 else NULL, n_threads)
+                                        &gv[0, 0] if C > 0 else NULL, nt)
         finally:
             mt_threads_release()
             self._end_read()
