@@ -22,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._ext import _path
-from .._validation import (check_alphas, check_int, check_positive_float, resolve_n_jobs)
+from .._validation import (check_alphas, check_int, check_positive_float, check_target_scale,
+                          resolve_n_jobs)
 from .events import SplitEvents, _remapper
 
-__all__ = ["ExactRidgePath", "CGRidgePath", "SGDPath", "exact_path_memory",
+__all__ = ["ExactRidgePath", "CGRidgePath", "SGDPath", "check_sgd_step", "exact_path_memory",
            "check_exact_size", "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES"]
 
 #: Largest number of columns (cells at Λ) the exact path accepts: its time is
@@ -89,6 +90,7 @@ class ExactRidgePath:
         self.alphas = check_alphas(alphas)
         check_exact_size(events.n_columns, self.alphas.shape[0])
         y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
+        check_target_scale(y)
         self.y = y
         self.yty = float(y @ y)
         self.n_points = int(is_train.sum())
@@ -258,6 +260,7 @@ class CGRidgePath:
         self.max_iter = check_int(max_iter, "max_iter")
         self.n_threads = resolve_n_jobs(n_jobs)
         y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
+        check_target_scale(y)
         self.y, self._mask = y, is_train.astype(bool)
         self._state = _path.CGPath(events.forest, is_train, node_y, counts, y, self.alphas,
                                    self.n_threads)
@@ -329,6 +332,21 @@ class CGRidgePath:
 # --------------------------------------------------------------------------
 # SGD path
 # --------------------------------------------------------------------------
+def check_sgd_step(learning_rate: float, alpha: float) -> None:
+    """Refuse a step size whose penalty step amplifies the weights.
+
+    Every SGD step multiplies the weights it touches by 1 - η·α before the
+    gradient step (w_j -= η(g/√M + α w_j)); for η·α >= 2 that factor has
+    modulus >= 1, so the penalty no longer shrinks the weights and they
+    grow without bound (to inf, then NaN decision values).
+    """
+    if learning_rate * alpha >= 2.0:
+        raise ValueError(
+            f"learning_rate * alpha = {learning_rate * alpha:g} >= 2: each SGD step multiplies "
+            f"the weights by 1 - learning_rate*alpha, of modulus >= 1, and SGD diverges; "
+            f"lower learning_rate (now {learning_rate:g}) or alpha (now {alpha:g})")
+
+
 class SGDPath:
     """Stochastic gradient descent along the path (Sec. 4.2.2).
 
@@ -373,6 +391,7 @@ class SGDPath:
         self.events = events
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
         self.alpha = check_positive_float(alpha, "alpha", allow_zero=True)
+        check_sgd_step(self.learning_rate, self.alpha)
         y, is_train, _, _ = events.learner_inputs(y, train_mask)
         self.y, self._mask = y, is_train.astype(bool)
         self.loss = loss
@@ -436,12 +455,24 @@ class SGDPath:
             order = self.rng.permutation(self.rows)
         done = self._state.advance(lifetime, learn and self.pass_ == "cell", order)
         self.lifetime = lifetime
+        self._check_finite()
         return int(done)
 
     def epochs(self, n_epochs: int) -> None:
         """``n_epochs`` full SGD passes in random order at the current lifetime."""
         for _ in range(check_int(n_epochs, "n_epochs", minimum=0)):
             self._state.epoch(self.rng.permutation(self.rows))
+        self._check_finite()
+
+    def _check_finite(self) -> None:
+        """Raise if SGD has diverged (a weight or the intercept not finite):
+        a diverged path would select a lifetime from NaN decision values."""
+        if not (np.isfinite(self._state.intercept)
+                and np.all(np.isfinite(self._state.weights()))):
+            raise ValueError(
+                f"SGD diverged: the weights are not finite at lifetime {self.lifetime:.6g} "
+                f"(loss={self.loss!r}, learning_rate={self.learning_rate:g}, "
+                f"alpha={self.alpha:g}); lower learning_rate")
 
     def node_weights(self) -> np.ndarray:
         """Weights in node space, shape (n_nodes,)."""
