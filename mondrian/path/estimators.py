@@ -36,15 +36,16 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._ext._dual import LABEL_MAX_TREES
 from .._validation import (check_alphas, check_array_input, check_bool, check_fraction,
-                           check_int, check_lifetime, check_positive_float,
-                           check_random_generator, resolve_n_jobs)
+                           check_feature_names, check_int, check_lifetime,
+                           check_positive_float, check_random_generator, check_target_scale,
+                           resolve_n_jobs)
 from ..features.mondrian import MondrianFeatures
 from ..ridge import ridge_solve
 from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels,
                    mondrian_kernel_matrix)
 from .events import lifetime_grid, split_events
 from .learners import (CGRidgePath, ExactRidgePath, SGDPath, check_exact_size,
-                       exact_path_memory)
+                       check_sgd_step, exact_path_memory)
 from .posterior import LifetimePosterior
 from .search import LifetimeSearch, lifetime_scale, search_lifetime
 
@@ -176,6 +177,7 @@ def _stack_data(X, y, X_val, y_val, classification: bool = False):
         y_val = y_val.astype(np.float64)
         if not np.all(np.isfinite(y_val)):
             raise ValueError("y_val must be finite")
+        check_target_scale(y_val, "y_val")
     if y_val.shape[0] != X_val.shape[0]:
         raise ValueError(f"X_val has {X_val.shape[0]} rows but y_val has {y_val.shape[0]}")
     return np.vstack([X, X_val]), np.concatenate([y, y_val]), X.shape[0]
@@ -590,6 +592,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         p = self._check_params()
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
+        check_target_scale(y, "y")
+        check_feature_names(self, X_val, "X_val")
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val)
         n_jobs = resolve_n_jobs(self.n_jobs)
         t0 = time.perf_counter()
@@ -1129,6 +1133,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             raise ValueError(f"loss must be 'hinge' or 'logistic', got {self.loss!r}")
         check_positive_float(self.alpha, "alpha", allow_zero=True)
         check_positive_float(self.learning_rate, "learning_rate")
+        check_sgd_step(self.learning_rate, self.alpha)
         n_epochs = check_int(self.n_epochs, "n_epochs", minimum=0)
         check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
         fraction = check_fraction(self.validation_fraction, "validation_fraction")
@@ -1140,6 +1145,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         if classes.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes; "
                              f"got 1 class ({classes[0]!r})")
+        check_feature_names(self, X_val, "X_val")
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val, classification=True)
         if X_val is not None and not np.all(np.isin(y_all[n_given:], classes)):
             raise ValueError("y_val holds labels not seen in y")
