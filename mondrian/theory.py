@@ -630,6 +630,8 @@ def ssgp_sample_complexity(n_samples: int, distance: float, delta: float, *,
     i = np.arange(1, b + 1)
     log_p = (np.log(32.0 * b * sizes) - 2.0 * np.log(lam) - (a + i) * math.log(2.0)
              + np.log(np.log(2.0 * b * sizes / delta)))
+    # Logarithms keep 2^{a+i} finite for any b; the factor 1 − 1e-12 keeps
+    # exp∘log rounding from lifting an integral p to the next integer.
     return int(math.ceil(math.exp(float(np.max(log_p))) * (1.0 - 1e-12)))
 
 
@@ -782,8 +784,9 @@ def check_cluster_conditions(X, labels, *, length_scale, distance: float) -> Clu
         frac[i] = float(np.mean((k4 >= lo) & (k4 < hi)))
     bands_ok = bool(np.all(frac[~np.isnan(frac)] == 1.0))
 
-    threshold = 1.5 * math.log(2.0 ** a / (2.0 ** a - 1.0)) if a < 50 else \
-        1.5 * (a * math.log(2.0) - math.log(-math.expm1(-a * math.log(2.0))))
+    # 1 − 2^{−a} = (λ/n)⁴ exactly, so Eq. (5)'s (3/2) log(2^a/(2^a − 1)) is
+    # 6 log(n/λ) and Lemma 4's (1 − 2^{−a})^{1/4} is λ/n (no cancellation).
+    threshold = 6.0 * math.log(n / lam)
     if b > 1:
         diff = centers[:, None, :] - centers[None, :, :]
         dist2 = np.einsum("ijk,ijk->ij", diff, diff)
@@ -802,7 +805,7 @@ def check_cluster_conditions(X, labels, *, length_scale, distance: float) -> Clu
             if vals.size:
                 cross_max = max(cross_max, float(vals.max()))
                 cross_fro += float(np.sum(vals ** 2))
-    cross_threshold = (-math.expm1(-a * math.log(2.0))) ** 0.25
+    cross_threshold = lam / n
     return ClusterConditions(
         n_clusters=int(b), cluster_sizes=sizes.astype(np.int64), required_sizes=required,
         sizes_ok=sizes_ok, gamma=gamma, in_band_fraction=frac, bands_ok=bands_ok,
