@@ -42,6 +42,7 @@ _defer_to_installed_copy()
 
 from .features import (MondrianFeatures, RandomBinningFeatures, RandomFourierFeatures,
                        RandomMaclaurinFeatures)
+from .gp import SparseSpectrumGPRegressor
 from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, laplace_kernel,
                       polynomial_kernel)
 from .path import LifetimePosterior, MondrianKernelClassifierCV, MondrianKernelRidgeCV
@@ -64,5 +65,6 @@ __all__ = [
     "MondrianKernelRidgeCV",
     "MondrianKernelClassifierCV",
     "LifetimePosterior",
+    "SparseSpectrumGPRegressor",
     "__version__",
 ]

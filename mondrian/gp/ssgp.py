@@ -1,0 +1,762 @@
+"""Sparse-spectrum Gaussian-process regression (Lázaro-Gredilla et al. 2010).
+
+The ARD Gaussian kernel k(x, x') = σ_f² exp(-½ (x - x')ᵀ Θ⁻¹ (x - x')),
+Θ = diag(ℓ₁², …, ℓ_D²), is by Bochner's theorem (Hoang et al. 2020,
+Theorem 1, Eq. 4) the expectation k(x, x') = σ_f² E[cos ωᵀ(x - x')] over
+ω ~ N(0, Θ⁻¹) (the paper's r = ω / 2π ~ N(0, (4π²Θ)⁻¹)).  With p spectral
+points ω_j = Θ^{-1/2} ε_j, ε_j ~ N(0, I), and the 2p features
+
+    φ(x) = (cos ω₁ᵀx, sin ω₁ᵀx, …, cos ω_pᵀx, sin ω_pᵀx),
+
+the sparse-spectrum kernel is k'(x, x') = (σ_f²/p) φ(x)ᵀφ(x') and its Gram
+matrix K' = (σ_f²/p) ΦΦᵀ has rank at most 2p (Hoang et al. 2020, Sec. 2.2).
+The GP with kernel k' and Gaussian noise σ_n² is Bayesian linear regression
+on φ with weights w ~ N(0, (σ_f²/p) I); with
+
+    A = (σ_f²/p) ΦᵀΦ + σ_n² I = RᵀR        (2p × 2p, R upper triangular)
+
+Woodbury's identity and the determinant lemma give the exact negative log
+marginal likelihood of Hoang et al. (2020), Eq. (3), for K = K', in O(n p²):
+
+    NLML = [yᵀy - (σ_f²/p) ‖R⁻ᵀΦᵀy‖²] / (2σ_n²) + Σᵢ log R_ii
+           + (n/2 - p) log σ_n² + (n/2) log 2π,
+
+and the predictive distribution of Eq. (2), for a test point x*,
+
+    mean   (σ_f²/p) φ*ᵀ A⁻¹ Φᵀy,
+    var f* σ_n² (σ_f²/p) φ*ᵀ A⁻¹ φ*,       var y* = var f* + σ_n²
+
+(DESIGN.md §7).  ΦᵀΦ and Φᵀy are accumulated over blocks of rows, so the
+memory is O(p² + block) for any n; the analytic gradient costs one more
+pass over the rows with one (block × 2p)·(2p × 2p) product per block.
+
+Two errors of the SSGP paper's public code are avoided here: its spectral
+points are drawn from Uniform[0, 1) instead of N(0, I), and its NLML drops
+the log-determinant.  The predictive variance above is the posterior
+variance of the weights, σ_n² (σ_f²/p) A⁻¹, pushed through φ*.
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import numpy as np
+import scipy.linalg as la
+from scipy.linalg import lapack
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from .._ext._fourier import cos_sin_pairs
+from .._validation import (check_array_input, check_bool, check_int, check_random_generator)
+from ..path.dual import blas_threads
+
+__all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
+           "HYPERPARAMETER_BOUNDS"]
+
+#: Bounds of σ_f², every ℓ_d and σ_n² during training: scikit-learn's default
+#: ``ConstantKernel``, ``RBF`` and ``WhiteKernel`` bounds, so that the SSGP and
+#: the exact GP of :func:`mondrian.gp.exact_gp_regressor` search the same box.
+HYPERPARAMETER_BOUNDS = (1e-5, 1e5)
+
+#: Rows per block when ``block_size=None``: blocks of about 16 MiB of
+#: features (4096 rows at 2p = 512), large enough for BLAS to run at full
+#: speed and small enough that the working set of a gradient pass (the
+#: features, their product with a 2p × 2p matrix, the angles) stays below
+#: 100 MiB.
+_BLOCK_BYTES = 16 * 2 ** 20
+
+#: Up to this many bytes of features (n × 2p × 8) the forward pass keeps Φ
+#: for the gradient pass instead of recomputing it (one block of all rows).
+_CACHE_BYTES = 64 * 2 ** 20
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+#: Up to this many flops per product ΦᵀΦ (n·(2p)²) the fit runs on one BLAS
+#: thread: on Abalone (2927 × 2·16 features), with other processes on the
+#: two cores, two OpenBLAS threads made an NLML-and-gradient evaluation 30x
+#: slower than one (0.27 s against 0.009 s) as the threads wait for each
+#: other; above it a product is long enough for the threads to pay.
+SERIAL_FLOPS = 2e9
+
+
+def _blas_limit(n: int, n_features2: int):
+    """One BLAS thread for small products (see ``SERIAL_FLOPS``), else no limit."""
+    if n * n_features2 ** 2 <= SERIAL_FLOPS:
+        return blas_threads(1)
+    return contextlib.nullcontext()
+
+
+# --------------------------------------------------------------------------- core
+def _block_rows(n: int, n_features2: int, block_size: int | None) -> int:
+    """Rows per block: ``block_size`` if given, else all rows if their features
+    fit in ``_CACHE_BYTES``, else about ``_BLOCK_BYTES`` of features."""
+    if block_size is not None:
+        return block_size
+    if n * n_features2 * 8 <= _CACHE_BYTES:
+        return max(n, 1)
+    return max(256, _BLOCK_BYTES // (8 * n_features2))
+
+
+def _features(X: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """Φ with columns 2j, 2j+1 = cos, sin of ω_jᵀx (C, _ext/c/fourier.c)."""
+    return cos_sin_pairs(X @ omega, 1.0)
+
+
+class _Evaluation:
+    """NLML at one (θ, ε), with the factor and weights the posterior needs."""
+
+    __slots__ = ("nlml", "grad_theta", "grad_eps", "R", "alpha", "a", "s", "omega")
+
+
+def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.ndarray, *,
+          gradient: bool, block_size: int | None) -> _Evaluation:
+    """The SSGP negative log marginal likelihood and (optionally) its gradient.
+
+    ``theta`` = (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²) (scikit-learn's
+    layout for ``ConstantKernel * RBF + WhiteKernel``), ``eps`` (p, D) the
+    standardised spectral points, ω_j = ε_j / ℓ.  Raises
+    ``np.linalg.LinAlgError`` if A is not numerically positive definite.
+
+    Gradient (A = aG + sI, a = σ_f²/p, s = σ_n², G = ΦᵀΦ, b = Φᵀy,
+    α = A⁻¹b, q = (yᵀy - a bᵀα)/s):
+
+    * ∂/∂log σ_f² = a ∂/∂a = -a αᵀα/2 + (2p - s tr A⁻¹)/2,
+    * ∂/∂log σ_n² = s ∂/∂s = -q/2 + a αᵀα/2 + s tr A⁻¹/2 + n/2 - p,
+    * ∂/∂Φ = E = Φ M - (a/s) y αᵀ with M = a A⁻¹ + (a²/s) ααᵀ; with the
+      angles t = XΩ (Ω = [ω₁ … ω_p], D × p) and Φ = [cos t, sin t] paired,
+      ∂/∂t_ij = E_i,2j+1 cos t_ij - E_i,2j sin t_ij =: H_ij, so
+      ∂/∂Ω = XᵀH, ∂/∂ε_jd = (XᵀH)_dj / ℓ_d and
+      ∂/∂log ℓ_d = -Σ_j Ω_dj (XᵀH)_dj.
+    """
+    n, D = X.shape
+    p = eps.shape[0]
+    m2 = 2 * p
+    a = float(np.exp(theta[0])) / p
+    ls = np.exp(theta[1:1 + D])
+    s = float(np.exp(theta[1 + D]))
+    omega = np.ascontiguousarray((eps / ls).T)            # (D, p)
+
+    rows = _block_rows(n, m2, block_size)
+    keep = gradient and rows >= n
+    G = np.zeros((m2, m2))
+    b = np.zeros(m2)
+    Phi = None
+    for start in range(0, n, rows):
+        Phi = _features(X[start:start + rows], omega)
+        G += Phi.T @ Phi                                   # BLAS syrk
+        b += Phi.T @ y[start:start + rows]
+    A = a * G
+    A.flat[::m2 + 1] += s
+    R, info = lapack.dpotrf(A, lower=0, clean=1, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"A = (σ_f²/p)ΦᵀΦ + σ_n²I is not positive definite "
+                                    f"(dpotrf info={info})")
+    c = la.solve_triangular(R, b, trans="T", check_finite=False)   # R⁻ᵀ b
+    bab = float(c @ c)                                             # bᵀA⁻¹b
+    quad = (yy - a * bab) / s
+    out = _Evaluation()
+    out.nlml = (0.5 * quad + float(np.sum(np.log(np.diag(R))))
+                + (0.5 * n - p) * float(np.log(s)) + 0.5 * n * _LOG_2PI)
+    out.alpha = la.solve_triangular(R, c, check_finite=False)     # A⁻¹ b
+    out.R, out.a, out.s, out.omega = R, a, s, omega
+    out.grad_theta = out.grad_eps = None
+    if not gradient:
+        return out
+
+    alpha = out.alpha
+    Ainv, info = lapack.dpotri(R, lower=0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"inverse of the Cholesky factor failed (dpotri info={info})")
+    Ainv = np.triu(Ainv)
+    Ainv += np.triu(Ainv, 1).T
+    tr = float(np.trace(Ainv))
+    aa = float(alpha @ alpha)
+    grad = np.empty(D + 2)
+    grad[0] = -0.5 * a * aa + 0.5 * (m2 - s * tr)
+    grad[1 + D] = -0.5 * quad + 0.5 * a * aa + 0.5 * s * tr + 0.5 * n - p
+
+    M = a * Ainv
+    M += (a * a / s) * np.outer(alpha, alpha)
+    ac, as_ = alpha[0::2] * (a / s), alpha[1::2] * (a / s)
+    W = np.zeros((D, p))
+    for start in range(0, n, rows):
+        Xb = X[start:start + rows]
+        if not keep:
+            Phi = _features(Xb, omega)
+        PM = Phi @ M                                       # BLAS gemm
+        C, S = Phi[:, 0::2], Phi[:, 1::2]
+        yb = y[start:start + rows, None]
+        # H = (ΦM - (a/s) y αᵀ) paired with (-sin, cos)
+        H = (PM[:, 1::2] - yb * as_) * C
+        H -= (PM[:, 0::2] - yb * ac) * S
+        W += Xb.T @ H
+    grad[1:1 + D] = -np.sum(omega * W, axis=1)
+    out.grad_theta = grad
+    out.grad_eps = (W / ls[:, None]).T
+    return out
+
+
+def _check_theta(theta, n_features: int, name: str = "theta") -> np.ndarray:
+    theta = np.asarray(theta)
+    if theta.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {theta.dtype}")
+    theta = theta.astype(np.float64)
+    if theta.shape != (n_features + 2,):
+        raise ValueError(f"{name} must have shape ({n_features + 2},) = (log σ_f², log ℓ_1..ℓ_D, "
+                         f"log σ_n²) for D = {n_features}, got shape {theta.shape}")
+    if not np.all(np.isfinite(theta)):
+        raise ValueError(f"{name} must be finite (logarithms of positive parameters), "
+                         f"got {theta!r}")
+    return theta
+
+
+def _check_spectral_points(eps, n_features: int, name: str = "spectral_points") -> np.ndarray:
+    eps = np.asarray(eps)
+    if eps.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {eps.dtype}")
+    eps = np.ascontiguousarray(eps, dtype=np.float64)
+    if eps.ndim != 2 or eps.shape[0] < 1 or eps.shape[1] != n_features:
+        raise ValueError(f"{name} must have shape (p, {n_features}) with p >= 1, "
+                         f"got shape {eps.shape}")
+    if not np.all(np.isfinite(eps)):
+        raise ValueError(f"{name} must be finite")
+    return eps
+
+
+def _check_block_size(block_size) -> int | None:
+    return None if block_size is None else check_int(block_size, "block_size")
+
+
+def sparse_spectrum_nlml(X, y, spectral_points, theta, *, eval_gradient: bool = False,
+                         block_size: int | None = None):
+    """Exact negative log marginal likelihood of a sparse-spectrum GP.
+
+    Hoang et al. (2020), Eq. (3), with the Gram matrix K' = (σ_f²/p) ΦΦᵀ of
+    the p spectral points ω_j = ε_j / ℓ (Eq. 4), computed in O(n p²) time
+    and O(p² + block) memory through the Cholesky factor of
+    A = (σ_f²/p) ΦᵀΦ + σ_n² I (see the module docstring).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Targets, used as given (zero prior mean: centre them first if needed).
+    spectral_points : array-like of shape (p, n_features)
+        The standardised spectral points ε_j (ε_j ~ N(0, I) a priori).
+    theta : array-like of shape (n_features + 2,)
+        (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²): the layout of
+        scikit-learn's ``ConstantKernel * RBF(ℓ) + WhiteKernel`` ``theta``.
+    eval_gradient : bool, default=False
+        Also return the analytic gradient.
+    block_size : int, optional
+        Rows per block for the accumulation of ΦᵀΦ and Φᵀy; default all
+        rows if their features take at most 64 MiB (n·2p·8 bytes), else
+        blocks of about 16 MiB of features.
+
+    Returns
+    -------
+    nlml : float
+    grad_theta : ndarray of shape (n_features + 2,)
+        ∂NLML/∂theta; only with ``eval_gradient``.
+    grad_spectral_points : ndarray of shape (p, n_features)
+        ∂NLML/∂ε; only with ``eval_gradient``.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If A is not numerically positive definite (σ_n² far below the
+        scale of (σ_f²/p)ΦᵀΦ).
+    """
+    X = np.asarray(X)
+    if X.dtype.kind not in "iuf" or X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-d array of real numbers, got shape "
+                         f"{X.shape} and dtype {X.dtype}")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X must be finite (no NaN or infinity)")
+    y = np.asarray(y)
+    if y.dtype.kind not in "iuf" or y.shape != (X.shape[0],):
+        raise ValueError(f"y must be a 1-d array of real numbers of length {X.shape[0]}, "
+                         f"got shape {y.shape} and dtype {y.dtype}")
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must be finite (no NaN or infinity)")
+    eps = _check_spectral_points(spectral_points, X.shape[1])
+    theta = _check_theta(theta, X.shape[1])
+    gradient = check_bool(eval_gradient, "eval_gradient")
+    ev = _nlml(X, y, float(y @ y), eps, theta, gradient=gradient,
+               block_size=_check_block_size(block_size))
+    if gradient:
+        return ev.nlml, ev.grad_theta, ev.grad_eps
+    return ev.nlml
+
+
+def _normalize(y: np.ndarray, normalize_y: bool) -> tuple[np.ndarray, float, float]:
+    """scikit-learn's ``normalize_y``: subtract the mean, divide by the std (1 if 0)."""
+    if not normalize_y:
+        return y, 0.0, 1.0
+    mean = float(np.mean(y))
+    std = float(np.std(y))
+    if std == 0.0:
+        std = 1.0
+    return (y - mean) / std, mean, std
+
+
+def initial_theta(X, y) -> np.ndarray:
+    """The usual SSGP starting point (Lázaro-Gredilla et al. 2010), as ``theta``.
+
+    ℓ_d = half the range of input dimension d, σ_f² = var y and
+    σ_n² = var y / 4, each projected onto :data:`HYPERPARAMETER_BOUNDS`
+    (as L-BFGS-B does with a starting point outside its box).  A
+    dimension with zero range starts at ℓ_d = 1: the likelihood does not
+    depend on ℓ_d then.  Constant y (var y = 0) starts at σ_f² = 1,
+    σ_n² = 1/4.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        The targets as the model sees them (after any normalisation).
+
+    Returns
+    -------
+    ndarray of shape (n_features + 2,)
+        (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    half_range = 0.5 * np.ptp(X, axis=0)
+    ls = np.where(half_range > 0, half_range, 1.0)
+    var = float(np.var(y))
+    if not var > 0:
+        var = 1.0
+    lo, hi = np.log(HYPERPARAMETER_BOUNDS)
+    theta = np.concatenate([[np.log(var)], np.log(ls), [np.log(var / 4.0)]])
+    return np.clip(theta, lo, hi)
+
+
+# ---------------------------------------------------------------------- estimator
+class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
+    """Sparse-spectrum Gaussian-process regression (Lázaro-Gredilla et al. 2010).
+
+    A GP with the sparse-spectrum approximation
+    k'(x, x') = (σ_f²/p) Σ_j cos ω_jᵀ(x - x') of the ARD Gaussian kernel
+    σ_f² exp(-½ (x - x')ᵀΘ⁻¹(x - x')) (Hoang et al. 2020, Sec. 2.2, Eq. 4),
+    ω_j = Θ^{-1/2} ε_j, plus Gaussian noise σ_n².  ``fit`` minimises the
+    exact negative log marginal likelihood (Eq. 3 with K = K') and its
+    analytic gradient with L-BFGS-B over log σ_f², log ℓ_d, log σ_n² and,
+    with ``optimize_frequencies``, the standardised spectral points ε_j.
+    Each evaluation costs O(n p²) time and O(p² + block) memory.
+
+    Initialisation (Lázaro-Gredilla et al. 2010): ℓ_d = half the range of
+    input d, σ_f² = var y, σ_n² = var y / 4 (:func:`initial_theta`); of
+    ``n_frequency_draws`` draws of ε ~ N(0, I) the one with the lowest NLML
+    at that point starts the optimisation.  ``n_restarts`` further runs
+    start from the same hyperparameters with fresh draws; the run with the
+    lowest final NLML is kept.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        Number p of spectral points; the model has 2p features (cos, sin).
+    optimize_frequencies : bool, default=True
+        Train the spectral points ε with the hyperparameters (the SSGP of
+        Lázaro-Gredilla et al.); False keeps the initial draw (a GP on
+        random Fourier features with trained hyperparameters).
+    n_restarts : int, default=0
+        Additional optimisation runs, each from a fresh frequency draw.
+    n_frequency_draws : int, default=10
+        Draws of ε per run, of which the one with the lowest NLML at the
+        initial hyperparameters is optimised.
+    normalize_y : bool, default=True
+        Subtract the training mean of y and divide by its standard deviation
+        before fitting (scikit-learn's ``GaussianProcessRegressor``
+        semantics: the hyperparameters and the log marginal likelihood refer
+        to the normalised targets; predictions are mapped back).  False
+        fits y as given under a zero prior mean.
+    max_iter : int, default=1000
+        L-BFGS-B iterations per run.  A run stopped by this limit is
+        reported with a ``ConvergenceWarning`` if it is the one kept.
+    block_size : int, optional
+        Rows per block of the accumulation of ΦᵀΦ and Φᵀy (and of
+        ``predict``); default all rows if their features take at most
+        64 MiB (n·2p·8 bytes), else blocks of about 16 MiB of features.
+    random_state : None, int, SeedSequence, Generator or RandomState, default=None
+        Source of the spectral points; an int or SeedSequence makes ``fit``
+        reproducible.
+    callback : callable, optional
+        Called after every L-BFGS-B iteration as
+        ``callback(estimator, restart, iteration)``, with the estimator's
+        fitted attributes set to the current iterate (so ``predict`` works
+        inside it, e.g. to record a test error along the optimisation).
+        Costs one extra forward pass per iteration.
+
+    Attributes
+    ----------
+    theta_ : ndarray of shape (n_features_in_ + 2,)
+        Fitted (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²): the layout of
+        ``GaussianProcessRegressor(ConstantKernel * RBF + WhiteKernel)
+        .kernel_.theta``.
+    signal_variance_ : float
+        σ_f².
+    length_scale_ : ndarray of shape (n_features_in_,)
+        ℓ_d.
+    noise_variance_ : float
+        σ_n².
+    spectral_points_ : ndarray of shape (n_components, n_features_in_)
+        The standardised spectral points ε_j.
+    frequencies_ : ndarray of shape (n_features_in_, n_components)
+        ω_j = ε_j / ℓ as columns (the layout of
+        :class:`~mondrian.RandomFourierFeatures`).
+    log_marginal_likelihood_value_ : float
+        Log marginal likelihood (-NLML) of the (normalised) training targets
+        at the fitted parameters.
+    nlml_restarts_ : ndarray of shape (n_restarts + 1,)
+        Final NLML of every run.
+    n_iter_ : int
+        L-BFGS-B iterations of the run kept.
+    weights_mean_ : ndarray of shape (2 * n_components,)
+        Posterior mean of the feature weights, (σ_f²/p) A⁻¹Φᵀy.
+    y_train_mean_, y_train_std_ : float
+        The normalisation of y (0 and 1 without ``normalize_y``).
+    X_train_ : ndarray of shape (n_samples, n_features_in_)
+        Training inputs (for :meth:`log_marginal_likelihood`).
+    y_train_ : ndarray of shape (n_samples,)
+        Training targets after normalisation.
+    n_features_in_ : int
+
+    See Also
+    --------
+    mondrian.gp.exact_gp_regressor : the exact GP set up identically.
+    mondrian.RandomFourierFeatures : the same features with fixed frequencies.
+
+    Notes
+    -----
+    ``predict(..., return_std=True)`` returns the standard deviation of a
+    *noisy* observation y*, √(σ_n² + σ_n²(σ_f²/p) φ*ᵀA⁻¹φ*), as scikit-learn's
+    ``GaussianProcessRegressor`` does with a ``WhiteKernel`` in its kernel;
+    ``include_noise=False`` gives that of the latent f*.
+
+    References
+    ----------
+    M. Lázaro-Gredilla, J. Quiñonero-Candela, C. E. Rasmussen and
+    A. R. Figueiras-Vidal, "Sparse spectrum Gaussian process regression",
+    JMLR 11, 2010.  M. Hoang, N. Hoang, H. Pham and D. Woodruff, "Revisiting
+    the sample complexity of sparse spectrum approximation of Gaussian
+    processes", NeurIPS 2020, Sec. 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian.gp import SparseSpectrumGPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (200, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(200)
+    >>> gp = SparseSpectrumGPRegressor(n_components=10, random_state=0).fit(X, y)
+    >>> mean, std = gp.predict(X[:3], return_std=True)
+    >>> mean.shape, std.shape
+    ((3,), (3,))
+    """
+
+    def __init__(self, n_components: int = 100, *, optimize_frequencies: bool = True,
+                 n_restarts: int = 0, n_frequency_draws: int = 10, normalize_y: bool = True,
+                 max_iter: int = 1000, block_size: int | None = None, random_state=None,
+                 callback=None):
+        self.n_components = n_components
+        self.optimize_frequencies = optimize_frequencies
+        self.n_restarts = n_restarts
+        self.n_frequency_draws = n_frequency_draws
+        self.normalize_y = normalize_y
+        self.max_iter = max_iter
+        self.block_size = block_size
+        self.random_state = random_state
+        self.callback = callback
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y) -> "SparseSpectrumGPRegressor":
+        """Train the hyperparameters (and spectral points) by L-BFGS-B on the NLML.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        p = check_int(self.n_components, "n_components")
+        optimize_eps = check_bool(self.optimize_frequencies, "optimize_frequencies")
+        n_restarts = check_int(self.n_restarts, "n_restarts", minimum=0)
+        n_draws = check_int(self.n_frequency_draws, "n_frequency_draws")
+        normalize_y = check_bool(self.normalize_y, "normalize_y")
+        max_iter = check_int(self.max_iter, "max_iter")
+        block_size = _check_block_size(self.block_size)
+        if self.callback is not None and not callable(self.callback):
+            raise TypeError(f"callback must be callable or None, got "
+                            f"{type(self.callback).__name__}")
+        X, y = check_array_input(self, X, y=y, reset=True, y_numeric=True)
+        y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
+        rng = check_random_generator(self.random_state)
+
+        yn, self.y_train_mean_, self.y_train_std_ = _normalize(y, normalize_y)
+        self.X_train_, self.y_train_ = X, yn
+        yy = float(yn @ yn)
+        n, D = X.shape
+        theta0 = initial_theta(X, yn)
+        lo, hi = np.log(HYPERPARAMETER_BOUNDS)
+        bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
+
+        with _blas_limit(n, 2 * p):
+            best = None
+            finals = []
+            for restart, stream in enumerate(rng.spawn(n_restarts + 1)):
+                eps0 = None
+                best0 = np.inf
+                for _ in range(n_draws):
+                    eps = stream.standard_normal((p, D))
+                    value = _safe_nlml(X, yn, yy, eps, theta0, block_size)
+                    if eps0 is None or value < best0:
+                        eps0, best0 = eps, value
+                run = _Run(X, yn, yy, eps0, optimize_eps, block_size)
+                z0 = run.pack(theta0, eps0)
+                cb = None
+                if self.callback is not None:
+                    def cb(xk, run=run, restart=restart):
+                        # scipy passes the iterate (an OptimizeResult only to
+                        # a callback whose one parameter is intermediate_result)
+                        run.iteration += 1
+                        theta, eps = run.unpack(getattr(xk, "x", xk))
+                        ev = run.evaluate_at(theta, eps)
+                        if np.isfinite(ev.nlml):
+                            self._set_state(ev, theta, eps)
+                            self.callback(self, restart, run.iteration)
+                res = minimize(run.fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
+                               callback=cb, options={"maxiter": max_iter})
+                theta, eps = run.unpack(res.x)
+                ev = run.evaluate_at(theta, eps)
+                finals.append(ev.nlml)
+                if best is None or ev.nlml < best[0].nlml:
+                    best = (ev, theta, eps, int(res.nit), int(res.status))
+        ev, theta, eps, nit, status = best
+        if not np.isfinite(ev.nlml):
+            raise np.linalg.LinAlgError("SparseSpectrumGPRegressor: the NLML is not finite at "
+                                        "the end of every run (A not positive definite)")
+        self._set_state(ev, theta, eps)
+        self.nlml_restarts_ = np.asarray(finals)
+        self.n_iter_ = nit
+        if status == 1:
+            warnings.warn(f"SparseSpectrumGPRegressor: L-BFGS-B stopped at max_iter={max_iter} "
+                          "iterations; increase max_iter", ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _set_state(self, ev: _Evaluation, theta: np.ndarray, eps: np.ndarray) -> None:
+        D = eps.shape[1]
+        self.theta_ = theta.copy()
+        self.signal_variance_ = float(np.exp(theta[0]))
+        self.length_scale_ = np.exp(theta[1:1 + D])
+        self.noise_variance_ = float(np.exp(theta[1 + D]))
+        self.spectral_points_ = eps.copy()
+        self.frequencies_ = ev.omega
+        self.log_marginal_likelihood_value_ = -ev.nlml
+        self.weights_mean_ = ev.a * ev.alpha
+        self._R = ev.R
+        self._a = ev.a
+
+    # -------------------------------------------------------------- predict
+    def predict(self, X, return_std: bool = False, return_cov: bool = False, *,
+                include_noise: bool = True):
+        """Predictive mean, and optionally standard deviation or covariance.
+
+        Hoang et al. (2020), Eq. (2) with K = K': mean (σ_f²/p)φ*ᵀA⁻¹Φᵀy,
+        latent covariance σ_n²(σ_f²/p) Φ*A⁻¹Φ*ᵀ, plus σ_n² I for noisy
+        observations (mapped back through the normalisation of y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the predictive standard deviation at each point.
+        return_cov : bool, default=False
+            Also return the joint predictive covariance (n_samples²
+            memory).  At most one of ``return_std`` and ``return_cov``.
+        include_noise : bool, default=True
+            Predict noisy observations y* = f* + noise (variance + σ_n²,
+            as scikit-learn's GP with a ``WhiteKernel``); False: the latent
+            function f*.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,)
+            Only with ``return_std``.
+        cov : ndarray of shape (n_samples, n_samples)
+            Only with ``return_cov``.
+        """
+        return_std = check_bool(return_std, "return_std")
+        return_cov = check_bool(return_cov, "return_cov")
+        include_noise = check_bool(include_noise, "include_noise")
+        if return_std and return_cov:
+            raise ValueError("return_std and return_cov: at most one of them can be True")
+        check_is_fitted(self, "theta_")
+        X = check_array_input(self, X, reset=False)
+        n = X.shape[0]
+        m2 = 2 * self.frequencies_.shape[1]
+        rows = _block_rows(n, m2, _check_block_size(self.block_size))
+        s, a = self.noise_variance_, self._a
+        scale2 = self.y_train_std_ ** 2
+        mean = np.empty(n)
+        var = np.empty(n) if return_std else None
+        V = np.empty((m2, n)) if return_cov else None
+        for start in range(0, n, rows):
+            Phi = _features(X[start:start + rows], self.frequencies_)
+            mean[start:start + rows] = Phi @ self.weights_mean_
+            if return_std or return_cov:
+                Vb = la.solve_triangular(self._R, Phi.T, trans="T", check_finite=False)
+                if return_std:
+                    var[start:start + rows] = s * a * np.einsum("ij,ij->j", Vb, Vb)
+                else:
+                    V[:, start:start + rows] = Vb
+        mean = mean * self.y_train_std_ + self.y_train_mean_
+        if return_std:
+            if include_noise:
+                var += s
+            return mean, np.sqrt(var * scale2)
+        if return_cov:
+            cov = (s * a) * (V.T @ V)
+            if include_noise:
+                cov.flat[::n + 1] += s
+            return mean, cov * scale2
+        return mean
+
+    def sample_y(self, X, n_samples: int = 1, random_state=0, *,
+                 include_noise: bool = True) -> np.ndarray:
+        """Draw functions (or noisy observations) from the predictive distribution.
+
+        Exact draws in O(n p) per sample: weights w from their posterior
+        N((σ_f²/p)A⁻¹Φᵀy, σ_n²(σ_f²/p)A⁻¹), then f* = Φ*w (plus
+        N(0, σ_n²) noise with ``include_noise``), mapped back through the
+        normalisation of y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+        n_samples : int, default=1
+            Number of draws.
+        random_state : None, int, SeedSequence, Generator or RandomState, default=0
+            As in scikit-learn's ``GaussianProcessRegressor.sample_y``.
+        include_noise : bool, default=True
+            Add observation noise (the distribution of ``predict``'s default).
+
+        Returns
+        -------
+        ndarray of shape (n_samples_X, n_samples)
+        """
+        n_samples = check_int(n_samples, "n_samples")
+        include_noise = check_bool(include_noise, "include_noise")
+        rng = check_random_generator(random_state)
+        check_is_fitted(self, "theta_")
+        X = check_array_input(self, X, reset=False)
+        m2 = 2 * self.frequencies_.shape[1]
+        s, a = self.noise_variance_, self._a
+        z = rng.standard_normal((m2, n_samples))
+        W = self.weights_mean_[:, None] + np.sqrt(s * a) * la.solve_triangular(
+            self._R, z, check_finite=False)
+        F = np.empty((X.shape[0], n_samples))
+        rows = _block_rows(X.shape[0], m2, _check_block_size(self.block_size))
+        for start in range(0, X.shape[0], rows):
+            F[start:start + rows] = _features(X[start:start + rows], self.frequencies_) @ W
+        if include_noise:
+            F += np.sqrt(s) * rng.standard_normal(F.shape)
+        return F * self.y_train_std_ + self.y_train_mean_
+
+    def log_marginal_likelihood(self, theta=None, eval_gradient: bool = False):
+        """Log marginal likelihood of the training data at ``theta``.
+
+        As ``GaussianProcessRegressor.log_marginal_likelihood``: the log
+        evidence (-NLML, Hoang et al. 2020, Eq. 3 with K = K') of the
+        (normalised) training targets, at the fitted spectral points.
+
+        Parameters
+        ----------
+        theta : array-like of shape (n_features_in_ + 2,), optional
+            (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²); default the fitted
+            ``theta_`` (then the stored value is returned).
+        eval_gradient : bool, default=False
+            Also return the gradient with respect to ``theta``.
+
+        Returns
+        -------
+        log_likelihood : float
+        log_likelihood_gradient : ndarray of shape (n_features_in_ + 2,)
+            Only with ``eval_gradient``.
+        """
+        check_is_fitted(self, "theta_")
+        eval_gradient = check_bool(eval_gradient, "eval_gradient")
+        if theta is None and not eval_gradient:
+            return self.log_marginal_likelihood_value_
+        theta = self.theta_ if theta is None else _check_theta(theta, self.n_features_in_)
+        X, yn = self.X_train_, self.y_train_
+        ev = _nlml(X, yn, float(yn @ yn), self.spectral_points_, theta,
+                   gradient=eval_gradient, block_size=_check_block_size(self.block_size))
+        if eval_gradient:
+            return -ev.nlml, -ev.grad_theta
+        return -ev.nlml
+
+
+def _safe_nlml(X, y, yy, eps, theta, block_size) -> float:
+    try:
+        return _nlml(X, y, yy, eps, theta, gradient=False, block_size=block_size).nlml
+    except np.linalg.LinAlgError:
+        return np.inf
+
+
+class _Run:
+    """One L-BFGS-B run: the packing of (θ, ε) and the last evaluation."""
+
+    def __init__(self, X, y, yy, eps0, optimize_eps, block_size):
+        self.X, self.y, self.yy = X, y, yy
+        self.eps0 = eps0
+        self.optimize_eps = optimize_eps
+        self.block_size = block_size
+        self.D = X.shape[1]
+        self.iteration = 0
+        self._last = None
+
+    def pack(self, theta, eps):
+        return np.concatenate([theta, eps.ravel()]) if self.optimize_eps else theta.copy()
+
+    def unpack(self, z):
+        D = self.D
+        theta = np.array(z[:D + 2])
+        eps = z[D + 2:].reshape(-1, D).copy() if self.optimize_eps else self.eps0
+        return theta, eps
+
+    def fun(self, z):
+        theta, eps = self.unpack(z)
+        try:
+            ev = _nlml(self.X, self.y, self.yy, eps, theta, gradient=True,
+                       block_size=self.block_size)
+        except np.linalg.LinAlgError:
+            # Outside the numerically positive-definite region: an infinite
+            # value makes the line search step back.
+            return np.inf, np.zeros_like(z)
+        self._last = (z.copy(), ev)
+        grad = ev.grad_theta
+        if self.optimize_eps:
+            grad = np.concatenate([grad, ev.grad_eps.ravel()])
+        return ev.nlml, grad
+
+    def evaluate_at(self, theta, eps) -> _Evaluation:
+        z = self.pack(theta, eps)
+        if self._last is not None and np.array_equal(self._last[0], z):
+            return self._last[1]
+        try:
+            return _nlml(self.X, self.y, self.yy, eps, theta, gradient=False,
+                         block_size=self.block_size)
+        except np.linalg.LinAlgError:
+            ev = _Evaluation()
+            ev.nlml = np.inf
+            return ev
