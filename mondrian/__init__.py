@@ -42,7 +42,7 @@ _defer_to_installed_copy()
 
 from .features import (MondrianFeatures, RandomBinningFeatures, RandomFourierFeatures,
                        RandomMaclaurinFeatures)
-from .gp import SparseSpectrumGPRegressor
+from .gp import DisentanglingEmbedding, SparseSpectrumGPRegressor
 from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, laplace_kernel,
                       polynomial_kernel)
 from .path import LifetimePosterior, MondrianKernelClassifierCV, MondrianKernelRidgeCV
@@ -66,5 +66,6 @@ __all__ = [
     "MondrianKernelClassifierCV",
     "LifetimePosterior",
     "SparseSpectrumGPRegressor",
+    "DisentanglingEmbedding",
     "__version__",
 ]
