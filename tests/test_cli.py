@@ -173,6 +173,10 @@ def test_progress_bar_draws_only_on_a_terminal():
     ["path", "--alphas", "a,b"],
     ["path", "--tol", "0"],
     ["experiment", "fig99"],
+    ["fit", "--n-jobs", "0"],               # refused by the parser, before any data is loaded
+    ["path", "--n-jobs", str(2**40)],
+    ["fit", "--n-jobs", "two"],
+    ["fit", "--dataset", "nope.csv"],       # the option named, not "path: no such file"
 ])
 def test_bad_arguments_are_usage_errors(argv, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -182,8 +186,13 @@ def test_bad_arguments_are_usage_errors(argv, capsys):
 
 
 def test_bad_dataset_is_reported(tmp_path, capsys):
-    assert main(["fit", "--dataset", str(tmp_path / "missing.csv")]) == 2
-    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "--dataset", str(tmp_path / "missing.csv")])
+    assert exc.value.code == 2
+    assert "argument --dataset: no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["fit", "--dataset", str(tmp_path)])
+    assert "argument --dataset: not a file" in capsys.readouterr().err
     good = tmp_path / "ok.csv"
     np.savetxt(good, np.arange(20.0).reshape(10, 2), delimiter=",")
     assert main(["fit", "--dataset", str(good), "--test-fraction", "1.5"]) == 2

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["positive_int", "nonneg_float", "positive_float", "positive_floats",
+__all__ = ["positive_int", "nonneg_float", "positive_float", "positive_floats", "n_jobs",
+           "csv_file",
            "add_dataset_arguments", "add_forest_arguments", "add_output_argument",
            "prepare_output_dir", "load_dataset"]
 
@@ -50,9 +51,36 @@ def positive_floats(text: str) -> tuple[float, ...]:
     return values
 
 
+def n_jobs(text: str) -> int:
+    """argparse type: a thread count as ``n_jobs`` takes it (nonzero; -1 all cores)."""
+    from .._validation import resolve_n_jobs
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be nonzero (-1: all cores), got 0")
+    try:
+        resolve_n_jobs(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def csv_file(text: str) -> str:
+    """argparse type: the path of an existing file (checked before any work)."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"not a file: {text!r}")
+    return text
+
+
 def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     """The data options: --dataset, --target, --test-fraction."""
-    parser.add_argument("--dataset", metavar="PATH.csv",
+    parser.add_argument("--dataset", metavar="PATH.csv", type=csv_file,
                         help="numeric CSV file (header optional); default: bundled CPU data")
     parser.add_argument("--target", type=int, default=-1,
                         help="target column of --dataset (default: last)")
@@ -66,7 +94,8 @@ def add_forest_arguments(parser: argparse.ArgumentParser) -> None:
                         help="number of Mondrian trees M (default 350)")
     parser.add_argument("--solver", choices=("auto", "cholesky", "cg"), default="auto")
     parser.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
-    parser.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    parser.add_argument("--n-jobs", type=n_jobs, default=-1,
+                        help="threads (default -1: all cores; nonzero)")
 
 
 def add_output_argument(parser: argparse.ArgumentParser, *aliases: str,
