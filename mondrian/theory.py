@@ -1,7 +1,7 @@
 """Theory made checkable: the papers' bounds as functions, next to the quantities they bound.
 
 * Balog et al. (2016), *The Mondrian Kernel*: the uniform error bound of
-  Prop. 2 as an explicit function of (M, λ, D, δ, |𝒳|)
+  Prop. 2 as an explicit function of (M, λ, D, δ, ∣𝒳∣)
   (:func:`mondrian_kernel_error_bound`, with the constants of its proof in
   Supplement A corrected), an empirical estimate of the probability it bounds
   (:func:`mondrian_kernel_failure_frequency`), and the number of cells of a
@@ -199,7 +199,7 @@ def spectral_distance(K, K_other, *, method: str = "auto", tol: float = 0.0,
                       random_state=None) -> float:
     """Spectral distance ‖K − K′‖₂ of two symmetric matrices (Hoang et al. 2020, Def. 1).
 
-    The largest |eigenvalue| of the symmetric difference D = K − K′.  (The
+    The largest ∣eigenvalue∣ of the symmetric difference D = K − K′.  (The
     paper's Definition 1 writes λ_max(K − K′); for an indefinite difference
     the spectral norm is the largest *magnitude*, which is what its
     Theorems 2–4 use, through ‖·‖₂ ≤ ‖·‖_F and −λI ⪯ K − K′ ⪯ λI.)
@@ -277,7 +277,7 @@ def spectral_distance(K, K_other, *, method: str = "auto", tol: float = 0.0,
 
 # --------------------------------------------------------------------------- Prop. 2
 def linear_dimension(X) -> float:
-    """Linear dimension |𝒳| = Σ_d (max_d − min_d) of the bounding box of X.
+    """Linear dimension ∣𝒳∣ = Σ_d (max_d − min_d) of the bounding box of X.
 
     Balog et al. (2016), Supplement A, Definition 1: the ℓ₁ diameter of the
     smallest axis-aligned box holding the points (their own ℓ₁ diameter is
@@ -302,14 +302,14 @@ class KernelErrorBound:
     Attributes
     ----------
     bound : float
-        The bound on P[sup |k_M − k| > δ]; ≥ 1 means vacuous; inf when it
+        The bound on P[sup ∣k_M − k∣ > δ]; ≥ 1 means vacuous; inf when it
         overflows double precision (then see ``log_bound``).
     log_bound : float
         Its natural logarithm (−inf for the trivial cases where it is 0).
     epsilon : float
         The grid spacing ε at which the bound is attained (nan when trivial).
     epsilon_max : float
-        The largest admissible ε: min(−ln(1 − δ/4)/(λD), |𝒳|/2).
+        The largest admissible ε: min(−ln(1 − δ/4)/(λD), ∣𝒳∣/2).
     n_cells : float
         The cell count n of the bad event A₁ at the optimum (Prop. 3).
     """
@@ -326,10 +326,10 @@ class KernelErrorBound:
 
 def mondrian_kernel_error_bound(n_trees: int, lifetime: float, delta: float, *,
                                 n_dims: int, diameter: float) -> KernelErrorBound:
-    r"""Balog et al. (2016) Prop. 2 / Prop. 4: an explicit bound on P[sup |k_M − k| > δ].
+    r"""Balog et al. (2016) Prop. 2 / Prop. 4: an explicit bound on P[sup ∣k_M − k∣ > δ].
 
     For M independent Mondrian trees of lifetime λ on an axis-aligned box
-    𝒳 ⊂ R^D of linear dimension |𝒳| (Supplement A, Def. 1), the Mondrian
+    𝒳 ⊂ R^D of linear dimension ∣𝒳∣ (Supplement A, Def. 1), the Mondrian
     kernel k_M (eq. (2)) and the Laplace kernel k = exp(−λ‖x − x′‖₁) satisfy
 
     .. math::
@@ -343,7 +343,7 @@ def mondrian_kernel_error_bound(n_trees: int, lifetime: float, delta: float, *,
     with :math:`\varepsilon_{\max} = \min(-\ln(1-\delta/4)/(\lambda D),\ |\mathcal X|/2)`.
     The minimiser is closed-form (the objective c₁ε^{1/3} + c₂ε^{−2D} falls
     then rises): ε* = (6D c₂/c₁)^{3/(6D+1)}, clipped to ε_max.  Everything is
-    computed in logarithms, so huge M or λ|𝒳| do not overflow.
+    computed in logarithms, so huge M or λ∣𝒳∣ do not overflow.
 
     Corrections to the proof in Supplement A (each checked in the tests by
     minimising the three-term bound numerically):
@@ -351,14 +351,14 @@ def mondrian_kernel_error_bound(n_trees: int, lifetime: float, delta: float, *,
     * **Sign.** The admissible spacing is ε ≤ −ln(1 − δ/4)/(λD) (positive);
       the paper prints ln(1 − δ/4)/(λD), which is negative.  It comes from
       2(1 − e^{−Dλε}) ≤ δ/2.
-    * **Minimisation over n.** P(A₁) + P(A₂) ≤ M e^{λ|𝒳|}/n + 2(Mnλ)²|𝒳|ε is
-      minimised at n³ = e^{λ|𝒳|}/(4Mλ²|𝒳|ε) with value
-      (27/2 · M⁴λ²|𝒳|ε e^{2λ|𝒳|})^{1/3}; the paper prints
-      (4λ²M²|𝒳|ε e^{2λ|𝒳|})^{1/3}, which drops the M of the union bound in
+    * **Minimisation over n.** P(A₁) + P(A₂) ≤ M e^{λ∣𝒳∣}/n + 2(Mnλ)²∣𝒳∣ε is
+      minimised at n³ = e^{λ∣𝒳∣}/(4Mλ²∣𝒳∣ε) with value
+      (27/2 · M⁴λ²∣𝒳∣ε e^{2λ∣𝒳∣})^{1/3}; the paper prints
+      (4λ²M²∣𝒳∣ε e^{2λ∣𝒳∣})^{1/3}, which drops the M of the union bound in
       P(A₁) (so its polynomial factor in Prop. 2 is M^{2/3}; with the M kept
       it is M^{(4/3)·6D/(6D+1)}; the exponent −Mδ²/(12D + 2) is unchanged).
-    * **Grid size.** The grid has at most (2|𝒳|/ε)^D points (this needs
-      ε ≤ |𝒳|/2, hence the second cap on ε), so P(A₃) ≤ 2(2|𝒳|/ε)^{2D}
+    * **Grid size.** The grid has at most (2∣𝒳∣/ε)^D points (this needs
+      ε ≤ ∣𝒳∣/2, hence the second cap on ε), so P(A₃) ≤ 2(2∣𝒳∣/ε)^{2D}
       e^{−Mδ²/2}; the paper's final line drops the 2 inside the power.
     * The paper's ε₀ (missing its exponent 3/(6D+1)) is replaced by the exact
       minimiser.
@@ -375,8 +375,8 @@ def mondrian_kernel_error_bound(n_trees: int, lifetime: float, delta: float, *,
     n_dims : int
         D ≥ 1, the input dimension.
     diameter : float
-        |𝒳| ≥ 0, the linear dimension of a box containing the domain, e.g.
-        :func:`linear_dimension` of the data.  For |𝒳| = 0 (a single point)
+        ∣𝒳∣ ≥ 0, the linear dimension of a box containing the domain, e.g.
+        :func:`linear_dimension` of the data.  For ∣𝒳∣ = 0 (a single point)
         k_M = k = 1 and the bound is exactly 0.
 
     Returns
@@ -415,11 +415,11 @@ class FailureFrequency:
     Attributes
     ----------
     frequency : float
-        Fraction of forests with max |k_M − k| > δ over the given points.
+        Fraction of forests with max ∣k_M − k∣ > δ over the given points.
     standard_error : float
         Its binomial standard error √(f(1 − f)/R) (0 when f ∈ {0, 1}).
     sup_errors : ndarray of shape (n_repeats,)
-        max_{i,j} |k_M(x_i, x_j) − k(x_i, x_j)| of each forest.
+        max_{i,j} ∣k_M(x_i, x_j) − k(x_i, x_j)∣ of each forest.
     """
 
     frequency: float
@@ -430,12 +430,12 @@ class FailureFrequency:
 def mondrian_kernel_failure_frequency(X, n_trees: int, lifetime: float, delta: float, *,
                                       n_repeats: int = 100, random_state=None,
                                       n_jobs: int | None = 1) -> FailureFrequency:
-    """Empirical P[max |k_M − k| > δ] over independent forests (the event of Prop. 2).
+    """Empirical P[max ∣k_M − k∣ > δ] over independent forests (the event of Prop. 2).
 
     Grows ``n_repeats`` independent Mondrian forests of ``n_trees`` trees and
     lifetime λ on the points X (each from its own child stream of
     ``random_state``), and counts the forests for which
-    max_{i,j} |k_M(x_i, x_j) − exp(−λ‖x_i − x_j‖₁)| > δ.
+    max_{i,j} ∣k_M(x_i, x_j) − exp(−λ‖x_i − x_j‖₁)∣ > δ.
 
     The supremum is taken over the **given finite set** of points, not over
     the continuum 𝒳 of Prop. 2: the event here implies the event there, so
@@ -489,13 +489,13 @@ def mondrian_kernel_failure_frequency(X, n_trees: int, lifetime: float, delta: f
 
 # --------------------------------------------------------------------------- Prop. 3
 def n_cells_tail_bound(n: float, lifetime: float, diameter: float) -> float:
-    """Balog et al. (2016) Prop. 3: P[N_λ > n] ≤ e^{λ|𝒳|} / n.
+    """Balog et al. (2016) Prop. 3: P[N_λ > n] ≤ e^{λ∣𝒳∣} / n.
 
     N_λ is the number of cells of a Mondrian process of lifetime λ on a box
-    of linear dimension |𝒳|.  The proof dominates the cell splitting by a
-    Yule process of birth rate |𝒳|, whose size at time λ is geometric with
-    mean e^{λ|𝒳|}; Markov's inequality gives the bound.  In particular
-    E[N_λ] ≤ e^{λ|𝒳|} (``n_cells_tail_bound(1, λ, |𝒳|)``); the exact mean is
+    of linear dimension ∣𝒳∣.  The proof dominates the cell splitting by a
+    Yule process of birth rate ∣𝒳∣, whose size at time λ is geometric with
+    mean e^{λ∣𝒳∣}; Markov's inequality gives the bound.  In particular
+    E[N_λ] ≤ e^{λ∣𝒳∣} (``n_cells_tail_bound(1, λ, ∣𝒳∣)``); the exact mean is
     :func:`expected_n_cells`.
 
     Parameters
@@ -505,12 +505,12 @@ def n_cells_tail_bound(n: float, lifetime: float, diameter: float) -> float:
     lifetime : float
         λ ≥ 0.
     diameter : float
-        |𝒳| ≥ 0.
+        ∣𝒳∣ ≥ 0.
 
     Returns
     -------
     float
-        e^{λ|𝒳|}/n (may exceed 1, then vacuous; inf on overflow).
+        e^{λ∣𝒳∣}/n (may exceed 1, then vacuous; inf on overflow).
     """
     n = check_positive_float(n, "n")
     lam = check_positive_float(lifetime, "lifetime", allow_zero=True)
@@ -523,7 +523,7 @@ def expected_n_cells(lifetime: float, box_widths) -> float:
 
     Mourtada, Gaïffas & Scornet (2020, *Minimax optimal rates for Mondrian
     trees and forests*, Ann. Statist., Prop. 2).  It refines the bound of
-    Balog et al. (2016) Prop. 3, E[N_λ] ≤ e^{λ|𝒳|} with |𝒳| = Σ_d w_d, by
+    Balog et al. (2016) Prop. 3, E[N_λ] ≤ e^{λ∣𝒳∣} with ∣𝒳∣ = Σ_d w_d, by
     1 + x ≤ eˣ.  In one dimension the cuts are a Poisson process of rate λ
     and E[N_λ] = 1 + λw.  A tree grown on data counts only the cells that
     hold data, so its leaves number at most this in expectation (on the data's
@@ -579,11 +579,11 @@ def ssgp_sample_complexity(n_samples: int, distance: float, delta: float, *,
 
     and Theorem 2 (via Corollary 2) then gives ‖K − K′‖₂ ≤ ‖K − K′‖_F ≤ λ
     with probability ≥ 1 − 2δ.  This function returns the largest of these
-    p over the bands i = 1..b.  With Condition 2's sizes |κ_i| = 2^i it is
+    p over the bands i = 1..b.  With Condition 2's sizes ∣κ_i∣ = 2^i it is
     32b/(λ²2^a) · log(b·2^{b+1}/δ) = O((log² n/λ²) log(log n/δ)).
 
     The constants are those of the proof (Eqs. 21–22), which are explicit;
-    the lemma's statement prints p = b|κ_i|/(λ²2^{a+i}) log(b|κ_i|/δ) (no
+    the lemma's statement prints p = b∣κ_i∣/(λ²2^{a+i}) log(b∣κ_i∣/δ) (no
     32 and 2) and a per-band error λ²/b, but the proof needs, and proves,
     λ²/(4b) with the constants used here.  Two hypotheses carry constants
     the paper leaves in O(·) and are *not* checked here: Theorem 2's
@@ -607,7 +607,7 @@ def ssgp_sample_complexity(n_samples: int, distance: float, delta: float, *,
         b ≥ 1.  Default: the b of Lemma 2, the smallest b with
         Σ_{i≤b} 2^{i/2} ≥ n (b = O(log n)).
     band_sizes : array-like of shape (n_clusters,), optional
-        |κ_i| ≥ 1, the number of in-cluster entries in band i.  Default
+        ∣κ_i∣ ≥ 1, the number of in-cluster entries in band i.  Default
         2^i, Condition 2 (cluster i has 2^{i/2} points).
 
     Returns
