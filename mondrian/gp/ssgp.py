@@ -49,7 +49,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext._fourier import cos_sin_pairs
-from .._validation import (check_array_input, check_bool, check_int, check_random_generator)
+from .._validation import (check_array_input, check_bool, check_int, check_length_scales,
+                           check_positive_float, check_random_generator)
 from ..path.dual import blas_threads
 
 __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
@@ -361,6 +362,14 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     ----------
     n_components : int, default=100
         Number p of spectral points; the model has 2p features (cos, sin).
+    length_scale : float or array-like of shape (n_features,), optional
+        Starting ℓ (> 0, shared or per input); default half the range of
+        each input.
+    signal_variance : float, optional
+        Starting σ_f² > 0; default var y (of the normalised y: 1).
+    noise_variance : float, optional
+        Starting σ_n² > 0; default var y / 4.  Given starting values must
+        lie within :data:`HYPERPARAMETER_BOUNDS`.
     optimize_frequencies : bool, default=True
         Train the spectral points ε with the hyperparameters (the SSGP of
         Lázaro-Gredilla et al.); False keeps the initial draw (a GP on
@@ -379,6 +388,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     max_iter : int, default=1000
         L-BFGS-B iterations per run.  A run stopped by this limit is
         reported with a ``ConvergenceWarning`` if it is the one kept.
+        0: no training; the model at the starting hyperparameters with the
+        best of the ``n_frequency_draws`` draws (over all runs).
     block_size : int, optional
         Rows per block of the accumulation of ΦᵀΦ and Φᵀy (and of
         ``predict``); default all rows if their features take at most
@@ -460,11 +471,15 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     ((3,), (3,))
     """
 
-    def __init__(self, n_components: int = 100, *, optimize_frequencies: bool = True,
-                 n_restarts: int = 0, n_frequency_draws: int = 10, normalize_y: bool = True,
-                 max_iter: int = 1000, block_size: int | None = None, random_state=None,
-                 callback=None):
+    def __init__(self, n_components: int = 100, *, length_scale=None,
+                 signal_variance: float | None = None, noise_variance: float | None = None,
+                 optimize_frequencies: bool = True, n_restarts: int = 0,
+                 n_frequency_draws: int = 10, normalize_y: bool = True, max_iter: int = 1000,
+                 block_size: int | None = None, random_state=None, callback=None):
         self.n_components = n_components
+        self.length_scale = length_scale
+        self.signal_variance = signal_variance
+        self.noise_variance = noise_variance
         self.optimize_frequencies = optimize_frequencies
         self.n_restarts = n_restarts
         self.n_frequency_draws = n_frequency_draws
@@ -492,7 +507,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         n_restarts = check_int(self.n_restarts, "n_restarts", minimum=0)
         n_draws = check_int(self.n_frequency_draws, "n_frequency_draws")
         normalize_y = check_bool(self.normalize_y, "normalize_y")
-        max_iter = check_int(self.max_iter, "max_iter")
+        max_iter = check_int(self.max_iter, "max_iter", minimum=0)
         block_size = _check_block_size(self.block_size)
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable or None, got "
@@ -505,7 +520,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         self.X_train_, self.y_train_ = X, yn
         yy = float(yn @ yn)
         n, D = X.shape
-        theta0 = initial_theta(X, yn)
+        theta0 = self._initial_theta(X, yn)
         lo, hi = np.log(HYPERPARAMETER_BOUNDS)
         bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
 
@@ -533,13 +548,17 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
                         if np.isfinite(ev.nlml):
                             self._set_state(ev, theta, eps)
                             self.callback(self, restart, run.iteration)
-                res = minimize(run.fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                               callback=cb, options={"maxiter": max_iter})
-                theta, eps = run.unpack(res.x)
+                if max_iter > 0:
+                    res = minimize(run.fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                   callback=cb, options={"maxiter": max_iter})
+                    z, nit, status = res.x, int(res.nit), int(res.status)
+                else:
+                    z, nit, status = z0, 0, 0
+                theta, eps = run.unpack(z)
                 ev = run.evaluate_at(theta, eps)
                 finals.append(ev.nlml)
                 if best is None or ev.nlml < best[0].nlml:
-                    best = (ev, theta, eps, int(res.nit), int(res.status))
+                    best = (ev, theta, eps, nit, status)
         ev, theta, eps, nit, status = best
         if not np.isfinite(ev.nlml):
             raise np.linalg.LinAlgError("SparseSpectrumGPRegressor: the NLML is not finite at "
@@ -551,6 +570,29 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             warnings.warn(f"SparseSpectrumGPRegressor: L-BFGS-B stopped at max_iter={max_iter} "
                           "iterations; increase max_iter", ConvergenceWarning, stacklevel=2)
         return self
+
+    def _initial_theta(self, X: np.ndarray, yn: np.ndarray) -> np.ndarray:
+        """:func:`initial_theta`, with the user's starting values where given."""
+        theta = initial_theta(X, yn)
+        D = X.shape[1]
+        given = []
+        if self.signal_variance is not None:
+            theta[0] = np.log(check_positive_float(self.signal_variance, "signal_variance"))
+            given.append(("signal_variance", 0, 1))
+        if self.length_scale is not None:
+            theta[1:1 + D] = np.log(check_length_scales(self.length_scale, D, "length_scale"))
+            given.append(("length_scale", 1, 1 + D))
+        if self.noise_variance is not None:
+            theta[1 + D] = np.log(check_positive_float(self.noise_variance, "noise_variance"))
+            given.append(("noise_variance", 1 + D, 2 + D))
+        lo, hi = HYPERPARAMETER_BOUNDS
+        for name, i, j in given:
+            value = np.exp(theta[i:j])
+            if np.any(theta[i:j] < np.log(lo)) or np.any(theta[i:j] > np.log(hi)):
+                raise ValueError(f"{name} must lie within HYPERPARAMETER_BOUNDS = [{lo:g}, "
+                                 f"{hi:g}] (in units of the normalised y where it applies), "
+                                 f"got {value if j - i > 1 else float(value[0])!r}")
+        return theta
 
     def _set_state(self, ev: _Evaluation, theta: np.ndarray, eps: np.ndarray) -> None:
         D = eps.shape[1]
