@@ -237,14 +237,52 @@ def test_n_jobs_none_means_every_core_and_large_counts_are_capped():
 
 
 # --------------------------------------------------------------------------
-# Above the dual's size: the CG path centred on a dual pilot
+# Above the dual's size: a dual pilot, then CG on all points
 # --------------------------------------------------------------------------
+def test_pilot_selects_then_cg_solves_on_all_points(monkeypatch):
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
+    X, y = _data(n=300, d=3, seed=10)
+    model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    p = model.path_
+    assert model.solver_ == "cg" and p["validation"] == "loo"
+    pilot = p["validation_rows"]
+    assert pilot.size == 80 and np.unique(pilot).size == 80
+    # The selected pair has the smallest leave-one-out error of the table,
+    # and that error is the exact leave-one-out error of kernel ridge on the
+    # pilot's rows, computed here from the hat matrix directly.
+    g = int(np.flatnonzero(p["lifetimes"] == model.lifetime_)[0])
+    a = int(np.flatnonzero(p["alphas"] == model.alpha_)[0])
+    assert p["validation_mse"][g, a] == np.nanmin(p["validation_mse"][g])
+    assert p["validation_mse"][g, a] <= np.nanmin(p["validation_mse"]) * (1 + 1e-6)
+    Phi = model.features_.training_features(model.lifetime_).toarray()
+    K = Phi[pilot] @ Phi[pilot].T
+    yp = y[pilot] - y.mean()
+    H = K @ np.linalg.inv(K + model.alpha_ * np.eye(pilot.size))
+    loo = (yp - H @ yp) / (1.0 - np.diag(H))
+    assert np.mean(loo ** 2) == pytest.approx(p["validation_mse"][g, a], rel=1e-7)
+    # The weights solve the normal equations on all 300 points to tol.
+    yc = y - y.mean()
+    r = Phi.T @ (yc - Phi @ model.coef_) - model.alpha_ * model.coef_
+    assert np.linalg.norm(r) <= p["tol"] * np.linalg.norm(Phi.T @ yc) * 1.0001
+    assert p["tol"] == path_estimators.PATH_TOL
+
+
+def test_auto_trees_shrink_with_the_rows():
+    f = path_estimators.auto_path_trees
+    assert f(1501) == path_estimators.AUTO_DUAL_TREES
+    assert f(path_estimators.AUTO_TREE_BUDGET // 500) == 500
+    assert f(10 ** 7) == path_estimators.AUTO_PATH_TREES
+    sizes = np.unique(np.geomspace(1501, 10 ** 7, 50).astype(int))
+    assert np.all(np.diff([f(n) for n in sizes]) <= 0)
+
+
 def test_cg_path_from_a_pilot(monkeypatch):
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
     monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
     monkeypatch.setattr(path_estimators, "AUTO_EXACT_COLUMNS", 10)
     X, y = _data(n=300, d=3, seed=10)
-    model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    model = MondrianKernelRidgeCV(n_trees=20, solver="cg", random_state=0).fit(X, y)
     p = model.path_
     assert model.solver_ == "cg" and p["validation"] == "holdout"
     assert p["validation_rows"].size == 60
@@ -257,4 +295,4 @@ def test_cg_path_from_a_pilot(monkeypatch):
     Phi = model.features_.training_features(model.lifetime_)
     yc = y - y.mean()
     r = Phi.T @ (yc - Phi @ model.coef_) - model.alpha_ * model.coef_
-    assert np.linalg.norm(r) <= model.tol * np.linalg.norm(Phi.T @ yc) * 1.0001
+    assert np.linalg.norm(r) <= p["tol"] * np.linalg.norm(Phi.T @ yc) * 1.0001
