@@ -606,8 +606,17 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         """``disentanglingembedding0..`` for the latent output, else the input names."""
         check_is_fitted(self, "params_")
         if self.output == "reconstruction":
-            from sklearn.utils.validation import _check_feature_names_in
-            return _check_feature_names_in(self, input_features)
+            names = getattr(self, "feature_names_in_", None)
+            if input_features is not None:
+                input_features = np.asarray(input_features, dtype=object)
+                if input_features.shape != (self.n_features_in_,) or (
+                        names is not None and not np.array_equal(input_features, names)):
+                    raise ValueError("input_features must be the n_features_in_ = "
+                                     f"{self.n_features_in_} names seen in fit")
+                return input_features
+            if names is not None:
+                return np.asarray(names, dtype=object)
+            return np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}{j}" for j in range(self.prior_means_.shape[1])],
                           dtype=object)
