@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 
 import numpy as np
 import scipy.sparse as sp
@@ -325,18 +326,62 @@ def check_array_input(estimator, X, *, reset: bool, name: str = "X",
         raise TypeError(f"{type(estimator).__name__} does not support sparse input {name}: "
                         f"sparse data was passed, but dense data is required "
                         f"(use {name}.toarray() for small data)")
+    if reset:
+        # validate_data(reset=True) sets n_features_in_ (and the feature
+        # names) before the checks that may still fail: a failed fit must
+        # leave a fitted estimator as it was.
+        saved = {k: getattr(estimator, k) for k in ("n_features_in_", "feature_names_in_")
+                 if hasattr(estimator, k)}
+        try:
+            return _check_array_input(estimator, X, reset=reset, name=name, y=y,
+                                      y_numeric=y_numeric)
+        except BaseException:
+            for k in ("n_features_in_", "feature_names_in_"):
+                if k in saved:
+                    setattr(estimator, k, saved[k])
+                elif hasattr(estimator, k):
+                    delattr(estimator, k)
+            raise
+    return _check_array_input(estimator, X, reset=reset, name=name, y=y, y_numeric=y_numeric)
+
+
+def _check_array_input(estimator, X, *, reset: bool, name: str, y, y_numeric: bool):
     kwargs = dict(reset=reset, dtype=np.float64, order="C", accept_sparse=False,
                   ensure_all_finite=True, ensure_min_samples=1)
     if isinstance(y, str) and y == "no_validation":
         if not reset and _is_ready(estimator, X):
             _check_range(X, name)
             return X
-        X = validate_data(estimator, X, **kwargs)
+        with _naming(name):
+            X = validate_data(estimator, X, **kwargs)
         _check_range(X, name)
         return X
-    X, y = validate_data(estimator, X, y, y_numeric=y_numeric, multi_output=True, **kwargs)
+    with _naming(f"{name}, y"):
+        X, y = validate_data(estimator, X, y, y_numeric=y_numeric, multi_output=True, **kwargs)
     _check_range(X, name)
     return X, y
+
+
+class _naming:
+    """Context manager: a ``ValueError`` of scikit-learn's validation whose
+    message names none of the arguments (``Found array with 0 sample(s)``,
+    ``could not convert string to float``) is raised again with them as a
+    prefix, e.g. ``X: Found array with 0 sample(s)``."""
+
+    def __init__(self, names: str):
+        self.names = names
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not ValueError:   # subclasses carry their own meaning
+            return False
+        message = str(exc)
+        if any(re.search(rf"\b{re.escape(n.strip())}\b", message)
+               for n in self.names.split(",")):
+            return False
+        raise ValueError(f"{self.names}: {message}") from exc
 
 
 def _is_ready(estimator, X) -> bool:
