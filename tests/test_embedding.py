@@ -1,8 +1,11 @@
 """DisentanglingEmbedding (Hoang et al. 2020, Sec. 3.3, Eq. 8-10)."""
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -174,9 +177,8 @@ def test_pipeline_with_ssgp_equals_manual_composition(rng):
     emb = DisentanglingEmbedding(max_epochs=3, random_state=0)
     gp = SparseSpectrumGPRegressor(n_components=4, max_iter=3, random_state=0)
     pipe = make_pipeline(emb, gp)
-    import warnings
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")    # ConvergenceWarning of the 3-iteration SSGP
+        warnings.simplefilter("ignore", ConvergenceWarning)    # a 3-iteration SSGP
         pipe.fit(X, y)
         Z = DisentanglingEmbedding(max_epochs=3, random_state=0).fit_transform(X)
         manual = SparseSpectrumGPRegressor(n_components=4, max_iter=3, random_state=0).fit(Z, y)

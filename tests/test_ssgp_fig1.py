@@ -77,3 +77,22 @@ def test_quick_run_writes_csv_and_png(tmp_path):
     rmse = np.sqrt(np.mean((mean - data.y_test[:200]) ** 2))
     final = [r for r in ssgp if (r["method"], r["p"], r["final"]) == ("ssgp", "4", "1")]
     np.testing.assert_allclose(float(final[0]["test_rmse"]), rmse, rtol=1e-12)
+
+
+def test_scores_are_rmse_and_gaussian_nlpd(rng):
+    """_scores: RMSE of the predictive mean and the mean of -log N(y; μ, σ²),
+    checked against scipy's normal log-density."""
+    from scipy.stats import norm
+
+    from mondrian.experiments.ssgp_fig1 import _scores
+
+    mean, std, y = rng.normal(size=50), rng.uniform(0.5, 2.0, 50), rng.normal(size=50)
+
+    class Fixed:
+        def predict(self, X, return_std=False):
+            assert return_std
+            return mean, std
+
+    rmse, nlpd = _scores(Fixed(), np.zeros((50, 1)), y)
+    np.testing.assert_allclose(rmse, np.sqrt(np.mean((mean - y) ** 2)), rtol=1e-14)
+    np.testing.assert_allclose(nlpd, -np.mean(norm.logpdf(y, mean, std)), rtol=1e-12)
