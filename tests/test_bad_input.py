@@ -105,3 +105,99 @@ def test_laplace_kernel_bad_input():
         laplace_kernel(np.array([[np.nan]]))
     with pytest.raises(ValueError, match="2-dimensional"):
         laplace_kernel(np.zeros(3))
+
+
+# ----------------------------------------------------------------- issue 10
+def test_same_seed_sequence_gives_equal_fits():
+    ss = np.random.SeedSequence(2024)
+    mf = MondrianFeatures(n_trees=4, lifetime=3.0, random_state=ss)
+    a = mf.fit_transform(X).toarray()
+    b = mf.fit_transform(X).toarray()
+    np.testing.assert_array_equal(a, b)
+    assert ss.n_children_spawned == 0       # the caller's sequence is not consumed
+
+
+def test_huge_thread_counts_are_capped_or_refused():
+    from mondrian._validation import available_cores, resolve_n_jobs
+
+    assert resolve_n_jobs(10**5) == available_cores()
+    with pytest.raises(ValueError, match="n_jobs"):
+        resolve_n_jobs(2**40)
+    mf = MondrianFeatures(n_trees=4, random_state=0, n_jobs=10**5).fit(X)
+    ref = MondrianFeatures(n_trees=4, random_state=0, n_jobs=1).fit(X)
+    assert (mf.transform(X) != ref.transform(X)).nnz == 0
+    # The C seam caps a direct call too and names a bad count.
+    f = mf.forest_
+    assert f.features(None, 0.5, 10**6)[3] == f.features(None, 0.5, 1)[3]
+    with pytest.raises(ValueError, match="n_threads"):
+        f.gram(0.5, 0)
+
+
+def test_mondrian_features_have_feature_names():
+    mf = MondrianFeatures(n_trees=3, lifetime=2.0, random_state=0).fit(X)
+    names = mf.get_feature_names_out()
+    assert names.shape == (mf.n_cells_,) == (mf.transform(X).shape[1],)
+    assert names[0] == "mondrianfeatures0" and names[-1] == f"mondrianfeatures{mf.n_cells_ - 1}"
+
+
+def test_expected_leaves_bound_bounds_the_mean_leaf_count(mean_and_se):
+    from mondrian.features.mondrian import expected_leaves_bound
+
+    # Dense uniform points: the trees' leaves are nearly the Mondrian
+    # process's cells, whose mean is prod(1 + lambda * extent).  The mean
+    # over 200 trees must not exceed the bound by more than 5 standard errors.
+    Xd = np.random.default_rng(1).random((4000, 2))
+    mf = MondrianFeatures(n_trees=200, lifetime=3.0, random_state=0).fit(Xd)
+    off = mf.forest_.node_offset
+    leaves = (np.diff(off) + 1) / 2
+    mean, se = mean_and_se(leaves)
+    bound = expected_leaves_bound(Xd.shape[0], np.ptp(Xd, axis=0), 3.0)
+    assert mean <= bound + 5 * se
+    assert mean >= 0.9 * bound      # and the bound is nearly attained on dense data
+    assert expected_leaves_bound(10, np.ones(3), 1e300) == 10.0
+
+
+def test_memory_refusal_names_the_estimate_and_what_to_change(monkeypatch):
+    import mondrian.features.mondrian as fm
+
+    monkeypatch.setattr(fm, "available_memory", lambda: 10**6)
+    with pytest.raises(MemoryError, match=r"needs about .* available; use fewer trees "
+                                          r"\(n_trees=500\), a smaller lifetime"):
+        MondrianFeatures(n_trees=500, lifetime=1e6, random_state=0).fit(X)
+    monkeypatch.setattr(fm, "available_memory", lambda: 10**9)
+    mf = MondrianFeatures(n_trees=5, lifetime=1.0, random_state=0).fit(X)
+    monkeypatch.setattr(fm, "available_memory", lambda: 2 * 10**4)
+    with pytest.raises(MemoryError, match="extending n_trees=5 trees"):
+        mf.extend(1e6)
+    assert mf.lifetime_ == 1.0
+
+
+def test_feature_names_of_a_second_data_set_must_match():
+    from mondrian._validation import check_feature_names
+
+    class Frame:
+        columns = ["a", "b", "d"]
+
+    class Fitted:
+        feature_names_in_ = np.array(["a", "b", "c"], dtype=object)
+
+    with pytest.raises(ValueError, match="X_val has the columns"):
+        check_feature_names(Fitted(), Frame(), "X_val")
+    Frame.columns = ["a", "b", "c"]
+    check_feature_names(Fitted(), Frame(), "X_val")          # same names: accepted
+    check_feature_names(Fitted(), np.zeros((2, 3)), "X_val")  # no names: by position
+
+
+def test_diverging_sgd_is_an_error():
+    from mondrian.path import split_events
+    from mondrian.path.learners import SGDPath
+
+    mf = MondrianFeatures(n_trees=5, lifetime=3.0, random_state=0).fit(X)
+    # Squared loss: a step changes a prediction by about 2*eta*(f - y)
+    # (weights and intercept), so eta = 1.9 overshoots by a factor 2.8.
+    path = SGDPath(split_events(mf), 100 * y, loss="squared", learning_rate=1.9, alpha=0.0,
+                   random_state=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="SGD diverged.*learning_rate"):
+        path.epochs(200)
+    with pytest.raises(ValueError, match="learning_rate \\* alpha"):
+        SGDPath(split_events(mf), y, loss="hinge", learning_rate=3.0, alpha=1.0)
