@@ -268,6 +268,22 @@ def test_pilot_selects_then_cg_solves_on_all_points(monkeypatch):
     assert p["tol"] == path_estimators.PATH_TOL
 
 
+def test_pilot_folds_equal_its_leave_one_out_when_one_point_each(monkeypatch):
+    # cv=k above the dual's size: k folds over the pilot's rows, on the same
+    # forest; with one pilot row per fold it is the pilot's leave-one-out.
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 60)
+    X, y = _data(n=200, d=3, seed=11)
+    kw = dict(n_trees=20, random_state=3)
+    loo = MondrianKernelRidgeCV(**kw).fit(X, y)
+    folds = MondrianKernelRidgeCV(cv=60, **kw).fit(X, y)
+    assert folds.solver_ == "cg" and folds.path_["validation"] == "kfold"
+    np.testing.assert_array_equal(loo.path_["validation_rows"], folds.path_["validation_rows"])
+    np.testing.assert_array_equal(loo.path_["lifetimes"], folds.path_["lifetimes"])
+    np.testing.assert_allclose(folds.path_["validation_mse"], loo.path_["validation_mse"],
+                               rtol=1e-7)
+
+
 def test_auto_trees_shrink_with_the_rows():
     f = path_estimators.auto_path_trees
     assert f(1501) == path_estimators.AUTO_DUAL_TREES

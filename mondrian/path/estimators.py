@@ -431,9 +431,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         Cholesky path; needs a forest of at most
         :data:`mondrian.path.EXACT_MAX_COLUMNS` cells).
     cv : None, 'loo' or int, default=None
-        Validation of the dual solver: None or 'loo', exact leave-one-out;
+        Validation of the dual solver and of the pilot above
+        :data:`AUTO_DUAL_ROWS` points: None or 'loo', exact leave-one-out;
         an int k >= 2, k folds over the same forest (k eigendecompositions
-        per lifetime).  The path solvers validate on a held-out fraction.
+        per lifetime).  The path solvers (``solver='cg'`` or ``'cholesky'``)
+        validate on a held-out fraction.
     validation_fraction : float, default=0.2
         Fraction of X held out by the path solvers (``solver='cg'`` or
         ``'cholesky'``) when no ``X_val`` is given.
@@ -606,7 +608,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         if self.solver in ("cholesky", "cg") or self.selection == "evidence":
             return "path"
         if p["cv"] is not None:
-            return "dual"
+            return "dual" if n_points <= AUTO_DUAL_ROWS else "pilot"
         if self.warm_start and not _any_auto(p):
             return "path"   # warm continuation is a property of the path learners
         if n_points <= AUTO_DUAL_ROWS:
@@ -692,16 +694,20 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     def _fit_pilot(self, p: dict, X_all, y_all, n_given: int, n_jobs: int, progress) -> None:
         """Above :data:`AUTO_DUAL_ROWS` points: select (λ, α) by the dual's
         exact leave-one-out on a pilot of :data:`PILOT_ROWS` labelled rows
-        (or on ``X_val``), then solve ridge on every labelled point at
-        (λ̂, α̂) by preconditioned conjugate gradients, O(N·M) per iteration."""
+        (``cv`` folds over the pilot's rows, or ``X_val``), then solve ridge
+        on every labelled point at (λ̂, α̂) by preconditioned conjugate
+        gradients, O(N·M) per iteration."""
         split_rng, tree_rng, _ = check_random_generator(self.random_state).spawn(3)
         n_trees = (auto_path_trees(X_all.shape[0]) if p["n_trees"] == "auto"
                    else p["n_trees"])
         pilot = np.arange(n_given)
         if n_given > PILOT_ROWS:
             pilot = np.sort(split_rng.choice(n_given, PILOT_ROWS, replace=False))
+        folds = None
+        if X_all.shape[0] == n_given and p["cv"] not in (None, "loo"):
+            folds = split_rng.permutation(np.arange(pilot.size) % p["cv"])
         features, scorer, lifetime, alpha = self._dual_select(
-            p, X_all, y_all, n_given, pilot, None, n_trees, split_rng, tree_rng, n_jobs,
+            p, X_all, y_all, n_given, pilot, folds, n_trees, split_rng, tree_rng, n_jobs,
             progress)
         self.intercept_ = float(y_all.mean())
         events = split_events(features)
