@@ -198,8 +198,8 @@ def test_sample_y_draws_from_the_predictive_distribution(mean_and_se, assert_wit
 
 def test_log_marginal_likelihood_layout_and_gradient():
     X, y = _data(n=50, D=2, seed=9)
-    m = SparseSpectrumGPRegressor(6, random_state=0, max_iter=50)
-    with pytest.warns(ConvergenceWarning):  # 50 iterations do not converge here
+    m = SparseSpectrumGPRegressor(6, random_state=0, max_iter=50, optimize_frequencies=True)
+    with pytest.warns(ConvergenceWarning):  # 50 iterations over 2 + 2 + 12 parameters
         m.fit(X, y)
     assert m.log_marginal_likelihood() == m.log_marginal_likelihood_value_
     lml, grad = m.log_marginal_likelihood(m.theta_, eval_gradient=True)
@@ -229,6 +229,27 @@ def test_fit_decreases_nlml_and_reaches_a_stationary_point():
     inside = (m.theta_ > lo + 1e-3) & (m.theta_ < hi - 1e-3)
     _, grad = m.log_marginal_likelihood(m.theta_, eval_gradient=True)
     assert np.all(np.abs(grad[inside]) < 1e-3)
+
+
+def test_optimize_frequencies_trains_the_spectral_points():
+    X, y = _data(n=60, D=2, seed=17)
+    kw = dict(n_components=4, n_frequency_draws=1, random_state=3)
+    start = SparseSpectrumGPRegressor(max_iter=0, **kw).fit(X, y)
+    fixed = SparseSpectrumGPRegressor(**kw).fit(X, y)
+    free = SparseSpectrumGPRegressor(optimize_frequencies=True, max_iter=3000, **kw).fit(X, y)
+    np.testing.assert_array_equal(fixed.spectral_points_, start.spectral_points_)
+    assert not np.allclose(free.spectral_points_, start.spectral_points_)
+    # more free parameters from the same start: a lower NLML at the optimum
+    assert free.log_marginal_likelihood_value_ > fixed.log_marginal_likelihood_value_
+    # at the optimum the gradient in ε has (nearly) vanished: L-BFGS-B stops
+    # on a relative decrease of the NLML below 2.2e-9, not on the gradient,
+    # so "vanished" is relative to the start (and small in absolute terms)
+    yn = (y - y.mean()) / y.std()
+    _, _, g0 = sparse_spectrum_nlml(X, yn, start.spectral_points_, start.theta_,
+                                    eval_gradient=True)
+    _, _, g1 = sparse_spectrum_nlml(X, yn, free.spectral_points_, free.theta_,
+                                    eval_gradient=True)
+    assert np.abs(g1).max() < min(1e-2, 1e-2 * np.abs(g0).max())
 
 
 def test_restarts_keep_the_best_run_and_fit_is_reproducible():
@@ -284,7 +305,8 @@ def test_callback_sees_the_current_iterate():
         seen.append((restart, iteration, est.theta_.copy(), est.predict(Xs),
                      est.log_marginal_likelihood_value_))
 
-    m = SparseSpectrumGPRegressor(5, n_restarts=1, random_state=0, callback=callback).fit(X, y)
+    m = SparseSpectrumGPRegressor(5, n_restarts=1, random_state=0, optimize_frequencies=True,
+                                  max_iter=3000, callback=callback).fit(X, y)
     restarts = [r for r, *_ in seen]
     assert set(restarts) == {0, 1}
     iters0 = [i for r, i, *_ in seen if r == 0]

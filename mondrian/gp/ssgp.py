@@ -287,8 +287,9 @@ def sparse_spectrum_nlml(X, y, spectral_points, theta, *, eval_gradient: bool = 
     eps = _check_spectral_points(spectral_points, X.shape[1])
     theta = _check_theta(theta, X.shape[1])
     gradient = check_bool(eval_gradient, "eval_gradient")
-    ev = _nlml(X, y, float(y @ y), eps, theta, gradient=gradient,
-               block_size=_check_block_size(block_size))
+    block_size = _check_block_size(block_size)
+    with _blas_limit(X.shape[0], 2 * eps.shape[0]):
+        ev = _nlml(X, y, float(y @ y), eps, theta, gradient=gradient, block_size=block_size)
     if gradient:
         return ev.nlml, ev.grad_theta, ev.grad_eps
     return ev.nlml
@@ -370,10 +371,15 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     noise_variance : float, optional
         Starting σ_n² > 0; default var y / 4.  Given starting values must
         lie within :data:`HYPERPARAMETER_BOUNDS`.
-    optimize_frequencies : bool, default=True
-        Train the spectral points ε with the hyperparameters (the SSGP of
-        Lázaro-Gredilla et al.); False keeps the initial draw (a GP on
-        random Fourier features with trained hyperparameters).
+    optimize_frequencies : bool, default=False
+        Also train the spectral points ε (the SSGP of Lázaro-Gredilla et
+        al.).  False (default) keeps the drawn ε and trains Θ, so that
+        ω = Θ^{-1/2}ε remain draws from the spectral density of the
+        trained kernel: the model Hoang et al. (2020) analyse.  Training ε
+        adds p·D parameters and overfits: on Abalone (p = 16) the NLML
+        kept falling over 1000 L-BFGS-B iterations while the test RMSE rose
+        from 1.95 (iteration 25) to 2.03; with ε fixed the fit stops after
+        about 100 iterations at a test RMSE of 1.93-1.97.
     n_restarts : int, default=0
         Additional optimisation runs, each from a fresh frequency draw.
     n_frequency_draws : int, default=10
@@ -473,7 +479,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_components: int = 100, *, length_scale=None,
                  signal_variance: float | None = None, noise_variance: float | None = None,
-                 optimize_frequencies: bool = True, n_restarts: int = 0,
+                 optimize_frequencies: bool = False, n_restarts: int = 0,
                  n_frequency_draws: int = 10, normalize_y: bool = True, max_iter: int = 1000,
                  block_size: int | None = None, random_state=None, callback=None):
         self.n_components = n_components
@@ -652,15 +658,16 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         mean = np.empty(n)
         var = np.empty(n) if return_std else None
         V = np.empty((m2, n)) if return_cov else None
-        for start in range(0, n, rows):
-            Phi = _features(X[start:start + rows], self.frequencies_)
-            mean[start:start + rows] = Phi @ self.weights_mean_
-            if return_std or return_cov:
-                Vb = la.solve_triangular(self._R, Phi.T, trans="T", check_finite=False)
-                if return_std:
-                    var[start:start + rows] = s * a * np.einsum("ij,ij->j", Vb, Vb)
-                else:
-                    V[:, start:start + rows] = Vb
+        with _blas_limit(n, m2):
+            for start in range(0, n, rows):
+                Phi = _features(X[start:start + rows], self.frequencies_)
+                mean[start:start + rows] = Phi @ self.weights_mean_
+                if return_std or return_cov:
+                    Vb = la.solve_triangular(self._R, Phi.T, trans="T", check_finite=False)
+                    if return_std:
+                        var[start:start + rows] = s * a * np.einsum("ij,ij->j", Vb, Vb)
+                    else:
+                        V[:, start:start + rows] = Vb
         mean = mean * self.y_train_std_ + self.y_train_mean_
         if return_std:
             if include_noise:
@@ -741,8 +748,9 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             return self.log_marginal_likelihood_value_
         theta = self.theta_ if theta is None else _check_theta(theta, self.n_features_in_)
         X, yn = self.X_train_, self.y_train_
-        ev = _nlml(X, yn, float(yn @ yn), self.spectral_points_, theta,
-                   gradient=eval_gradient, block_size=_check_block_size(self.block_size))
+        with _blas_limit(X.shape[0], 2 * self.spectral_points_.shape[0]):
+            ev = _nlml(X, yn, float(yn @ yn), self.spectral_points_, theta,
+                       gradient=eval_gradient, block_size=_check_block_size(self.block_size))
         if eval_gradient:
             return -ev.nlml, -ev.grad_theta
         return -ev.nlml
