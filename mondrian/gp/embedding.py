@@ -363,8 +363,8 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
     * **Prior**: the means c_i = r·u_i are fixed directions on the sphere
       (:func:`prior_directions`: the 16-cell for 8 clusters in 4 dimensions)
       with a learnt radius r (Appendix C); Θ = I in the latent space (the
-      SSGP learns its length scales on the embedding); γ_i² =
-      ``prior_scale``² · 2^{-(i-1)}, the dependence on i of Eq. (15), so the
+      SSGP learns its length scales on the embedding); γ_i² = γ_1² · 2^{-(i-1)}
+      with γ_1 = ``prior_scale``, the dependence on i of Eq. (15), so the
       heavier components (π_i ∝ 2^{i/2}) are the tighter ones.
     * **KL(q(z|x) ‖ p(z))**: the entropy of q(z|x) exactly, the cross-entropy
       −E_q log p(z) by the reparameterised sample (no closed form for a
@@ -415,7 +415,7 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     n_features_in_ : int
-    mean_, scale_ : ndarray of shape (n_features_in_,)
+    mean_, scale_ : ndarray of shape (``n_features_in_``,)
         The standardisation of the inputs.
     params_ : ndarray
         All network parameters, τ and log r, as one flat vector.
@@ -566,11 +566,11 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, ``n_features_in_``)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_latent) or (n_samples, n_features_in_)
+        ndarray of shape (n_samples, n_latent) or (n_samples, ``n_features_in_``)
         """
         if self.output not in _OUTPUTS:
             raise ValueError(f"output must be one of {_OUTPUTS}, got {self.output!r}")
