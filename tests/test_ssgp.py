@@ -252,6 +252,17 @@ def test_optimize_frequencies_trains_the_spectral_points():
     assert np.abs(g1).max() < min(1e-2, 1e-2 * np.abs(g0).max())
 
 
+def test_verbose_reports_the_runs(capsys):
+    X, y = _data(n=30, D=2, seed=18)
+    SparseSpectrumGPRegressor(3, n_restarts=2, random_state=0).fit(X, y)
+    assert capsys.readouterr().err == ""
+    SparseSpectrumGPRegressor(3, n_restarts=2, random_state=0, verbose=2).fit(X, y)
+    err = capsys.readouterr().err
+    assert "SparseSpectrumGPRegressor runs" in err and "3" in err
+    with pytest.raises(ValueError, match="verbose"):
+        SparseSpectrumGPRegressor(3, verbose=-1).fit(X, y)
+
+
 def test_restarts_keep_the_best_run_and_fit_is_reproducible():
     X, y = _data(n=60, D=2, seed=11)
     kw = dict(n_components=6, n_restarts=3, optimize_frequencies=False)

@@ -51,6 +51,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._ext._fourier import cos_sin_pairs
 from .._validation import (check_array_input, check_bool, check_int, check_length_scales,
                            check_positive_float, check_random_generator)
+from .._progress import check_verbose, progress
 from ..path.dual import blas_threads
 
 __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
@@ -409,6 +410,10 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         fitted attributes set to the current iterate (so ``predict`` works
         inside it, e.g. to record a test error along the optimisation).
         Costs one extra forward pass per iteration.
+    verbose : int, default=0
+        0: silent; 1 or more: a progress report over the runs
+        (``n_restarts + 1`` steps) on stderr (a tqdm bar if tqdm is
+        installed, else plain lines).
 
     Attributes
     ----------
@@ -481,7 +486,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
                  signal_variance: float | None = None, noise_variance: float | None = None,
                  optimize_frequencies: bool = False, n_restarts: int = 0,
                  n_frequency_draws: int = 10, normalize_y: bool = True, max_iter: int = 1000,
-                 block_size: int | None = None, random_state=None, callback=None):
+                 block_size: int | None = None, random_state=None, callback=None,
+                 verbose: int = 0):
         self.n_components = n_components
         self.length_scale = length_scale
         self.signal_variance = signal_variance
@@ -494,6 +500,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         self.block_size = block_size
         self.random_state = random_state
         self.callback = callback
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y) -> "SparseSpectrumGPRegressor":
@@ -520,6 +527,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
                             f"{type(self.callback).__name__}")
         X, y = check_array_input(self, X, y=y, reset=True, y_numeric=True)
         y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
+        verbose = check_verbose(self.verbose)
         rng = check_random_generator(self.random_state)
 
         yn, self.y_train_mean_, self.y_train_std_ = _normalize(y, normalize_y)
@@ -530,7 +538,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         lo, hi = np.log(HYPERPARAMETER_BOUNDS)
         bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
 
-        with _blas_limit(n, 2 * p):
+        with _blas_limit(n, 2 * p), progress(n_restarts + 1, f"{type(self).__name__} runs",
+                                             verbose) as bar:
             best = None
             finals = []
             for restart, stream in enumerate(rng.spawn(n_restarts + 1)):
@@ -565,6 +574,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
                 finals.append(ev.nlml)
                 if best is None or ev.nlml < best[0].nlml:
                     best = (ev, theta, eps, nit, status)
+                bar.update()
         ev, theta, eps, nit, status = best
         if not np.isfinite(ev.nlml):
             raise np.linalg.LinAlgError("SparseSpectrumGPRegressor: the NLML is not finite at "
