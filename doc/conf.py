@@ -34,7 +34,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
     # bench_*.py measure (minutes); they are run by hand, not in the gallery.
-    "ignore_pattern": r"__init__\.py|/bench_",
+    "ignore_pattern": r"__init__\.py|(^|[\\/])bench_",
     # A failing example fails the build, at once (nothing cached hides it).
     "abort_on_example_error": True,
     "only_warn_on_example_error": False,

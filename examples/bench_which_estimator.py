@@ -124,10 +124,13 @@ def main(argv=None) -> int:
         if method not in METHODS:
             parser.error(f"unknown method {method!r}")
         for seed in seeds:
-            out = subprocess.run([sys.executable, __file__, "--one", "--methods", method,
-                                  "--seeds", str(seed)], capture_output=True, text=True,
-                                 check=True).stdout
-            r = json.loads(out.strip().splitlines()[-1])
+            proc = subprocess.run([sys.executable, __file__, "--one", "--methods", method,
+                                   "--seeds", str(seed)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+                print(f"{method:16s} {seed:4d} failed: {last}", flush=True)
+                continue
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
             print(f"{method:16s} {seed:4d} {r['error']:8.2f} {r['fit_s']:8.2f} "
                   f"{r['predict_s']:10.3f} {r['peak_mib']:9.0f}", flush=True)
     print()
