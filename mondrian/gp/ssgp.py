@@ -181,18 +181,18 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
 
     M = a * Ainv
     M += (a * a / s) * np.outer(alpha, alpha)
-    ac, as_ = alpha[0::2] * (a / s), alpha[1::2] * (a / s)
+    alpha_as = (a / s) * alpha
     W = np.zeros((D, p))
     for start in range(0, n, rows):
         Xb = X[start:start + rows]
         if not keep:
             Phi = _features(Xb, omega)
-        PM = Phi @ M                                       # BLAS gemm
-        C, S = Phi[:, 0::2], Phi[:, 1::2]
-        yb = y[start:start + rows, None]
-        # H = (ΦM - (a/s) y αᵀ) paired with (-sin, cos)
-        H = (PM[:, 1::2] - yb * as_) * C
-        H -= (PM[:, 0::2] - yb * ac) * S
+        E = Phi @ M                                        # BLAS gemm
+        E -= y[start:start + rows, None] * alpha_as        # E = ∂NLML/∂Φ, in place
+        # H = E paired with (-sin, cos), without temporaries beyond H itself
+        H = np.multiply(E[:, 1::2], Phi[:, 0::2])
+        E2 = np.multiply(E[:, 0::2], Phi[:, 1::2], out=E[:, 0::2])
+        H -= E2
         W += Xb.T @ H
     grad[1:1 + D] = -np.sum(omega * W, axis=1)
     out.grad_theta = grad
