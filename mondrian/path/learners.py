@@ -54,8 +54,9 @@ class ExactRidgePath:
     With A = ΦᵀΦ + αI (the paper's δ² = α), deleting the column of a split
     cell is a rank-1 update of the trailing block of chol(A) (Seeger 2004)
     and appending a child is one triangular solve, O(C²) each (Sec. 4.2.1);
-    the new rows are the co-occurrence counts ΦₖᵀΦ_child = |cell k ∩
-    child|/M, gathered from the table of active cells of the child's points.
+    the new rows are the co-occurrence counts ΦₖᵀΦ_child (the number of
+    points in both cell k and the child, divided by M), gathered from the
+    table of active cells of the child's points.
     Per event and alpha it records ‖z‖² (z = L⁻¹Φᵀy), ‖ŵ‖² and log det A,
     from which
 
