@@ -133,3 +133,44 @@ def test_mondrian_features_verbose(backend, capsys):
     np.testing.assert_array_equal(quiet.transform(X).toarray(), loud.transform(X).toarray())
     with pytest.raises(ValueError, match="verbose"):
         MondrianFeatures(verbose=-1).fit(X)
+
+
+@pytest.mark.parametrize("n_rows", [80, 300])
+def test_ridge_cv_verbose(backend, capsys, monkeypatch, n_rows):
+    # 80 rows: the dual; 300 rows with the dual's limit at 100: the pilot.
+    import mondrian.path.estimators as path_estimators
+    from mondrian import MondrianKernelRidgeCV
+
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 60)
+    rng = np.random.default_rng(0)
+    X = rng.random((n_rows, 3))
+    y = np.sin(4 * X[:, 0]) + 0.1 * rng.standard_normal(n_rows)
+    quiet = MondrianKernelRidgeCV(n_trees=20, random_state=1).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+    loud = MondrianKernelRidgeCV(n_trees=20, random_state=1, verbose=1).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "MondrianKernelRidgeCV: lifetimes" in err
+    n_lifetimes = loud.path_["lifetimes"].shape[0]
+    assert f"{n_lifetimes}/{n_lifetimes}" in err or backend == "tqdm"
+    np.testing.assert_array_equal(quiet.predict(X), loud.predict(X))
+    with pytest.raises(ValueError, match="verbose"):
+        MondrianKernelRidgeCV(verbose=-1).fit(X, y)
+
+
+def test_classifier_cv_verbose(backend, capsys):
+    from mondrian import MondrianKernelClassifierCV
+
+    rng = np.random.default_rng(0)
+    X = rng.random((120, 2))
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    quiet = MondrianKernelClassifierCV(n_trees=10, n_lifetimes=8, random_state=0).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+    loud = MondrianKernelClassifierCV(n_trees=10, n_lifetimes=8, random_state=0,
+                                      verbose=1).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and "MondrianKernelClassifierCV: lifetimes" in err
+    np.testing.assert_array_equal(quiet.decision_function(X), loud.decision_function(X))

@@ -6,7 +6,7 @@ import numpy as np
 
 from ._c cimport mt_forest, mt_index, mt_threads_release
 from ._forest cimport Forest
-from ._status cimport check_status
+from ._status cimport check_status, check_threads
 
 cdef extern from "c/dual.h" nogil:
     int MT_LABEL_MAX_TREES
@@ -21,7 +21,7 @@ __all__ = ["label_kernel", "cell_labels", "LABEL_MAX_TREES"]
 LABEL_MAX_TREES = MT_LABEL_MAX_TREES
 
 
-def label_kernel(const uint16_t[:, ::1] A, B=None, double scale=1.0, int n_threads=1):
+def label_kernel(const uint16_t[:, ::1] A, B=None, double scale=1.0, n_threads=1):
     """K[i, j] = scale · #{m : A[i, m] == B[j, m]} (B=None: B = A, symmetric).
 
     ``A`` and ``B`` hold one row of per-tree cell labels per point.
@@ -41,14 +41,15 @@ def label_kernel(const uint16_t[:, ::1] A, B=None, double scale=1.0, int n_threa
         return K
     cdef double[:, ::1] Kv = K
     cdef int status
+    cdef int nt = check_threads(n_threads)
     with nogil:
-        status = mt_label_kernel(&A[0, 0], n_a, pb, n_b, m, scale, &Kv[0, 0], n_threads)
+        status = mt_label_kernel(&A[0, 0], n_a, pb, n_b, m, scale, &Kv[0, 0], nt)
         mt_threads_release()
     check_status(status, "label_kernel", arg=f"need 1 to {MT_LABEL_MAX_TREES} trees")
     return K
 
 
-def cell_labels(Forest forest, double lifetime, int n_threads=1):
+def cell_labels(Forest forest, double lifetime, n_threads=1):
     """(N, M) uint16 table: the cell of each training point in each tree at
     ``lifetime``, numbered within the tree (``c/dual.h``)."""
     col_of_node, col_offset = forest.active_columns(lifetime)
@@ -60,10 +61,11 @@ def cell_labels(Forest forest, double lifetime, int n_threads=1):
         return labels
     cdef uint16_t[:, ::1] lv = labels
     cdef int status
+    cdef int nt = check_threads(n_threads)
     forest._begin_read()
     try:
         with nogil:
-            status = mt_forest_cell_labels(&forest.f, &cn[0], &co[0], &lv[0, 0], n_threads)
+            status = mt_forest_cell_labels(&forest.f, &cn[0], &co[0], &lv[0, 0], nt)
             mt_threads_release()
     finally:
         forest._end_read()

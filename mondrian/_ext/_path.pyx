@@ -33,7 +33,7 @@ import numpy as np
 
 from ._c cimport MT_OK, MT_ERR_STATE, mt_index, mt_forest, mt_threads_release
 from ._forest cimport Forest
-from ._status cimport check_status
+from ._status cimport check_status, check_threads
 
 cdef extern from "c/gather.h" nogil:
     void mt_gather(const int32_t *idx, size_t n, const double *v, size_t stride,
@@ -128,7 +128,7 @@ cdef class _PathBase:
         np.asarray(self.act)[:, :] = act
         self.cursor = cursor
 
-    def gather(self, W, const int64_t[::1] rows, int n_threads=1):
+    def gather(self, W, const int64_t[::1] rows, n_threads=1):
         """Predictions Σₘ W[k, act[i, m]]/√M of the points ``rows`` for
         node-space weights W of shape (K, n_nodes); returns (K, len(rows))."""
         W = np.ascontiguousarray(W, dtype=np.float64)
@@ -143,8 +143,9 @@ cdef class _PathBase:
         cdef double[:, ::1] o = out
         cdef Py_ssize_t k, K = W.shape[0]
         cdef int64_t i
+        cdef int nt = check_threads(n_threads)
         with nogil:
-            for r in prange(rows.shape[0], num_threads=max(1, n_threads), schedule="static"):
+            for r in prange(rows.shape[0], num_threads=nt, schedule="static"):
                 i = rows[r]
                 for k in range(K):
                     o[k, r] = mt_gather_one(&self.act[i, 0], self.n_trees, &Wv[k, 0], 1,
@@ -186,7 +187,7 @@ cdef class CholeskyPath(_PathBase):
     cdef double[:, ::1] r_zz, r_ww, r_logdet
 
     def __init__(self, Forest forest not None, is_train, node_y, counts, alphas,
-                 Py_ssize_t capacity, int n_threads=1):
+                 Py_ssize_t capacity, n_threads=1):
         _PathBase.__init__(self, forest, is_train)
         if np.shape(node_y) != (self.n_nodes,) or np.shape(counts) != (self.n_nodes,):
             raise ValueError("node_y and counts need one entry per node")
@@ -199,7 +200,7 @@ cdef class CholeskyPath(_PathBase):
         if capacity < M + self.n_events:
             raise ValueError("capacity below the number of columns at the terminal lifetime")
         self.capacity = capacity + 1
-        self.n_threads = max(1, n_threads)
+        self.n_threads = check_threads(n_threads)
         cdef Py_ssize_t cap = self.capacity
         self.L = np.zeros((self.n_alpha, cap * cap), dtype=np.float64)
         self.work = np.zeros((self.n_alpha, cap), dtype=np.float64)
@@ -406,7 +407,7 @@ cdef class CGPath(_PathBase):
     cdef bint resid_valid
 
     def __init__(self, Forest forest not None, is_train, node_y, counts, y, alphas,
-                 int n_threads=1):
+                 n_threads=1):
         _PathBase.__init__(self, forest, is_train)
         if (np.shape(node_y) != (self.n_nodes,) or np.shape(counts) != (self.n_nodes,)
                 or np.shape(y) != (self.n_points,)):
@@ -419,7 +420,7 @@ cdef class CGPath(_PathBase):
         self.diag0 = np.ascontiguousarray(counts, dtype=np.float64) / self.n_trees
         self.y = y
         self.rows = np.flatnonzero(np.asarray(is_train)).astype(np.int64)
-        self.n_threads = max(1, n_threads)
+        self.n_threads = check_threads(n_threads)
         shape = (self.n_alpha, self.n_nodes)
         self.W = np.zeros(shape)
         self.r = np.zeros(shape)

@@ -37,7 +37,7 @@ from ..features.maclaurin import RandomMaclaurinFeatures
 from ._common import output_path, pyplot_or_none, save_figure, write_csv
 
 DESCRIPTION = ("Slides' table (Kar & Karnick 2012): exact SVC vs Fourier / H0/1 Maclaurin "
-               "features + LinearSVC on nursery, cod-rna, a9a, covertype-100k")
+               "features + LinearSVC on nursery, cod-rna, adult (the a9a split), covertype-100k")
 
 LOADERS = {"nursery": load_nursery, "cod-rna": load_cod_rna, "adult": load_a9a,
            "covertype": load_covertype}

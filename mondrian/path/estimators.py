@@ -21,6 +21,7 @@ whole path.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import numbers
 import sys
@@ -36,6 +37,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._ext._dual import LABEL_MAX_TREES
+from .._progress import check_verbose
+from .._progress import progress as show_progress
 from .._validation import (check_alphas, check_array_input, check_bool, check_fraction,
                            check_feature_names, check_int, check_lifetime,
                            check_positive_float, check_random_generator, check_target_scale,
@@ -251,7 +254,7 @@ def _holdout_mask(est, n_all: int, n_given: int, need_validation: bool, fraction
 # --------------------------------------------------------------------------
 #: Parameters that may differ between two fits continued by ``warm_start``
 #: (``n_jobs`` only changes the threads).
-_WARM_FREE = frozenset({"max_lifetime", "warm_start", "n_jobs"})
+_WARM_FREE = frozenset({"max_lifetime", "warm_start", "n_jobs", "verbose"})
 
 
 def _digest(a: np.ndarray) -> tuple:
@@ -480,6 +483,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         Trees, the validation split and the folds.
     n_jobs : int or None, default=None
         Threads (None or -1: all cores; capped at the cores available).
+    verbose : int, default=0
+        0: silent; 1: a progress report on stderr, one step per lifetime
+        evaluated (a tqdm bar if tqdm is installed, else plain lines);
+        2: without tqdm, a line per step (:mod:`mondrian._progress`).
     warm_start : bool, default=False
         Path solvers with a numeric ``max_lifetime``, ``alphas`` and
         ``n_lifetimes``: keep the path's learners after ``fit`` so that a
@@ -559,7 +566,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                  selection: str = "validation", cv=None, validation_fraction: float = 0.2,
                  solver: str = "auto", n_lifetimes="auto", tol="auto",
                  prior: str = "uniform", prior_variance=1.0, random_state=None,
-                 n_jobs: int | None = None, warm_start: bool = False):
+                 n_jobs: int | None = None, warm_start: bool = False, verbose: int = 0):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.alphas = alphas
@@ -574,6 +581,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.warm_start = warm_start
+        self.verbose = verbose
 
     # ------------------------------------------------------------ parameters
     def _check_params(self) -> dict:
@@ -651,7 +659,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             solvers hold out a ``validation_fraction`` of X.
         progress : callable, optional
             Called as ``progress(done, total)`` after each lifetime
-            evaluated (``total`` is an estimate while the search runs).
+            evaluated (``total`` is an estimate while the search runs);
+            without it, ``verbose > 0`` reports to stderr.
 
         Returns
         -------
@@ -664,16 +673,21 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         check_feature_names(self, X_val, "X_val")
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val)
         n_jobs = resolve_n_jobs(self.n_jobs)
+        verbose = check_verbose(self.verbose)
         t0 = time.perf_counter()
         route = self._choose_solver(p, n_given)
-        if route == "dual":
-            self._warm = None
-            self._fit_dual(p, X_all, y_all, n_given, n_jobs, progress)
-        elif route == "pilot":
-            self._warm = None
-            self._fit_pilot(p, X_all, y_all, n_given, n_jobs, progress)
-        else:
-            self._fit_path(p, X_all, y_all, n_given, n_jobs, progress)
+        with contextlib.ExitStack() as stack:
+            if progress is None and verbose:
+                progress = stack.enter_context(show_progress(
+                    None, f"{type(self).__name__}: lifetimes", verbose))
+            if route == "dual":
+                self._warm = None
+                self._fit_dual(p, X_all, y_all, n_given, n_jobs, progress)
+            elif route == "pilot":
+                self._warm = None
+                self._fit_pilot(p, X_all, y_all, n_given, n_jobs, progress)
+            else:
+                self._fit_path(p, X_all, y_all, n_given, n_jobs, progress)
         self.path_time_ = time.perf_counter() - t0
         return self
 
@@ -1193,6 +1207,10 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         Trees, the validation split and the orders of the SGD passes.
     n_jobs : int or None, default=None
         Threads (None or -1: all cores; capped at the cores available).
+    verbose : int, default=0
+        0: silent; 1: a progress report on stderr, one step per grid
+        lifetime (a tqdm bar if tqdm is installed, else plain lines); 2:
+        without tqdm, a line per step (:mod:`mondrian._progress`).
     warm_start : bool, default=False
         Keep the SGD paths after ``fit`` so that a later ``fit`` to a larger
         ``max_lifetime`` continues them: the forest is extended in place
@@ -1227,7 +1245,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
     def __init__(self, n_trees: int = 100, max_lifetime: float = 1.0, *, loss: str = "hinge",
                  alpha: float = 1e-4, learning_rate: float = 0.2, n_epochs: int = 2,
                  validation_fraction: float = 0.2, n_lifetimes: int = 50, random_state=None,
-                 n_jobs: int | None = None, warm_start: bool = False):
+                 n_jobs: int | None = None, warm_start: bool = False, verbose: int = 0):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.loss = loss
@@ -1239,6 +1257,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.warm_start = warm_start
+        self.verbose = verbose
 
     def fit(self, X, y, X_val=None, y_val=None) -> "MondrianKernelClassifierCV":
         """Grow the forest, run the SGD path and select λ.
@@ -1260,6 +1279,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         self
         """
         check_int(self.n_trees, "n_trees")
+        verbose = check_verbose(self.verbose)
         lam_max = check_lifetime(self.max_lifetime, "max_lifetime")
         if lam_max <= 0:
             raise ValueError(f"max_lifetime must be > 0, got {lam_max!r}")
@@ -1311,18 +1331,22 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             rows, best = None, (-1.0, None, None, None)
         train_acc = np.empty(grid.shape[0])
         val_acc = np.empty(grid.shape[0])
-        for g, lam in enumerate(grid):
-            for p in paths:
-                p.advance(lam)
-                p.epochs(n_epochs)
-            dec = np.stack([p.decision_points() for p in paths])
-            pred = (dec[0] > 0).astype(np.int64) if n_paths == 1 else np.argmax(dec, axis=0)
-            train_acc[g] = np.mean(pred[train_rows] == codes[train_rows])
-            val_acc[g] = np.mean(pred[val_rows] == codes[val_rows])
-            if val_acc[g] > best[0]:
-                cols = events.columns_at(lam)
-                best = (val_acc[g], float(lam), np.stack([p.node_weights()[cols] for p in paths]),
-                        np.array([p.intercept for p in paths]))
+        with show_progress(grid.shape[0], f"{type(self).__name__}: lifetimes",
+                           verbose) as bar:
+            for g, lam in enumerate(grid):
+                for p in paths:
+                    p.advance(lam)
+                    p.epochs(n_epochs)
+                dec = np.stack([p.decision_points() for p in paths])
+                pred = (dec[0] > 0).astype(np.int64) if n_paths == 1 else np.argmax(dec, axis=0)
+                train_acc[g] = np.mean(pred[train_rows] == codes[train_rows])
+                val_acc[g] = np.mean(pred[val_rows] == codes[val_rows])
+                if val_acc[g] > best[0]:
+                    cols = events.columns_at(lam)
+                    best = (val_acc[g], float(lam),
+                            np.stack([p.node_weights()[cols] for p in paths]),
+                            np.array([p.intercept for p in paths]))
+                bar.update()
         rows = _append_rows(rows, dict(lifetimes=np.asarray(grid, dtype=np.float64),
                                        train_accuracy=train_acc, validation_accuracy=val_acc))
         if self.warm_start:
