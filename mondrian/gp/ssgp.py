@@ -417,19 +417,19 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    theta_ : ndarray of shape (n_features_in_ + 2,)
+    theta_ : ndarray of shape (n_features + 2,)
         Fitted (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²): the layout of
         ``GaussianProcessRegressor(ConstantKernel * RBF + WhiteKernel)
         .kernel_.theta``.
     signal_variance_ : float
         σ_f².
-    length_scale_ : ndarray of shape (n_features_in_,)
+    length_scale_ : ndarray of shape (n_features,)
         ℓ_d.
     noise_variance_ : float
         σ_n².
-    spectral_points_ : ndarray of shape (n_components, n_features_in_)
+    spectral_points_ : ndarray of shape (n_components, n_features)
         The standardised spectral points ε_j.
-    frequencies_ : ndarray of shape (n_features_in_, n_components)
+    frequencies_ : ndarray of shape (n_features, n_components)
         ω_j = ε_j / ℓ as columns (the layout of
         :class:`~mondrian.RandomFourierFeatures`).
     log_marginal_likelihood_value_ : float
@@ -443,7 +443,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         Posterior mean of the feature weights, (σ_f²/p) A⁻¹Φᵀy.
     y_train_mean_, y_train_std_ : float
         The normalisation of y (0 and 1 without ``normalize_y``).
-    X_train_ : ndarray of shape (n_samples, n_features_in_)
+    X_train_ : ndarray of shape (n_samples, n_features)
         Training inputs (for :meth:`log_marginal_likelihood`).
     y_train_ : ndarray of shape (n_samples,)
         Training targets after normalisation.
@@ -740,7 +740,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        theta : array-like of shape (n_features_in_ + 2,), optional
+        theta : array-like of shape (n_features + 2,), optional
             (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²); default the fitted
             ``theta_`` (then the stored value is returned).
         eval_gradient : bool, default=False
@@ -749,7 +749,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         Returns
         -------
         log_likelihood : float
-        log_likelihood_gradient : ndarray of shape (n_features_in_ + 2,)
+        log_likelihood_gradient : ndarray of shape (n_features + 2,)
             Only with ``eval_gradient``.
         """
         check_is_fitted(self, "theta_")
