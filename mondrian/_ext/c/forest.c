@@ -288,14 +288,15 @@ static int check_tree_nodes(const mt_forest *f, size_t m)
         if (p != MT_NONE && f->tau[j] < f->tau[p]) {
             return MT_ERR_STATE; /* split times increase along a path */
         }
-        /* The cut lies in the box, [lower, upper) of its dimension (grow.c
-         * draws it there), with the left child's points at or below it and
-         * the right child's above (lookup.h sends x <= threshold left); a
-         * NaN threshold fails every comparison. */
+        /* The cut lies in the box of its dimension (grow.c draws it in
+         * [lower, upper); <= upper allows for rounding), with the left
+         * child's points at or below it and the right child's above
+         * (lookup.h sends x <= threshold left); a NaN threshold fails every
+         * comparison. */
         {
             const size_t k = (size_t)f->feature[j];
             const double a = f->threshold[j];
-            if (!(jl[k] <= a && a < ju[k]) ||
+            if (!(jl[k] <= a && a <= ju[k]) ||
                 !(f->upper[(size_t)l * d + k] <= a) || !(f->lower[(size_t)r * d + k] > a)) {
                 return MT_ERR_STATE;
             }
