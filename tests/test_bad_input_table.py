@@ -146,6 +146,8 @@ CASES = [
      ValueError, "y_val"),
     ("MondrianKernelClassifierCV", {}, lambda e: e.decision_function(X[:, :2]), ValueError,
      "X has 2 features"),
+    ("MondrianKernelClassifierCV", {}, lambda e: e.fit(X, np.zeros(X.shape[0])), ValueError,
+     "y: MondrianKernelClassifierCV needs at least 2 classes"),
 ]
 
 

@@ -1297,7 +1297,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 classes; "
+            raise ValueError(f"y: {type(self).__name__} needs at least 2 classes; "
                              f"got 1 class ({classes[0]!r})")
         check_feature_names(self, X_val, "X_val")
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val, classification=True)
