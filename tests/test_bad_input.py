@@ -201,3 +201,23 @@ def test_diverging_sgd_is_an_error():
         path.epochs(200)
     with pytest.raises(ValueError, match="learning_rate \\* alpha"):
         SGDPath(split_events(mf), y, loss="hinge", learning_rate=3.0, alpha=1.0)
+
+
+def test_cg_path_memory_error_names_what_it_allocates(monkeypatch):
+    # A failed allocation of the CG learner's state says what and how much.
+    from mondrian._ext import _path
+    from mondrian.path import split_events
+    from mondrian.path.learners import CGRidgePath
+
+    X = np.random.default_rng(0).random((40, 2))
+    features = MondrianFeatures(n_trees=5, lifetime=2.0, random_state=0).fit(X)
+    events = split_events(features)
+
+    class Failing:
+        def __init__(self, *args):
+            raise MemoryError("Unable to allocate 1.00 TiB")
+
+    monkeypatch.setattr(_path, "CGPath", Failing)
+    with pytest.raises(MemoryError,
+                       match=r"CG ridge path: .*40 points x 5 trees x 2 alphas.*n_trees"):
+        CGRidgePath(events, X[:, 0], [0.1, 1.0])

@@ -39,6 +39,25 @@ EXACT_MAX_BYTES = 2 * 1024**3
 
 _LOSSES = {"squared": 0, "hinge": 1, "logistic": 2}
 
+def _learner_state(cls, what: str, forest, n_alphas: int, *args):
+    """``cls(forest, *args)``, a MemoryError naming what was being allocated.
+
+    A learner holds an (N, M) int32 table of active nodes plus, per alpha,
+    vectors over the N points and the forest's nodes; numpy's own message
+    gives only a shape.
+    """
+    try:
+        return cls(forest, *args)
+    except MemoryError as exc:
+        n, m, nodes = forest.n_points, forest.n_trees, forest.n_nodes
+        need = 4 * n * m + 8 * 5 * n_alphas * (n + nodes)
+        raise MemoryError(
+            f"{what}: allocating its state for {n} points x {m} trees x {n_alphas} alphas "
+            f"(about {need / 2**30:.2f} GiB for the active-node table and the per-alpha "
+            f"vectors) failed ({exc}); use fewer trees (n_trees), fewer alphas or fewer "
+            "points") from exc
+
+
 def exact_path_memory(n_columns: int, n_alphas: int) -> int:
     """Bytes of the Cholesky factors of the exact path: n_alphas·(C+1)²·8."""
     return int(n_alphas) * (int(n_columns) + 1) ** 2 * 8
@@ -263,8 +282,9 @@ class CGRidgePath:
         y, is_train, node_y, counts = events.learner_inputs(y, train_mask)
         check_target_scale(y)
         self.y, self._mask = y, is_train.astype(bool)
-        self._state = _path.CGPath(events.forest, is_train, node_y, counts, y, self.alphas,
-                                   self.n_threads)
+        self._state = _learner_state(_path.CGPath, "CG ridge path", events.forest,
+                                     self.alphas.shape[0], is_train, node_y, counts, y,
+                                     self.alphas, self.n_threads)
         self.lifetime = 0.0
 
     def extend(self, events: SplitEvents) -> "CGRidgePath":
@@ -282,8 +302,9 @@ class CGRidgePath:
         state.update(W=W, active=active, act=remap(state["act"]).astype(np.int32),
                      fresh=remap(state["fresh"]))
         y, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
-        new = _path.CGPath(events.forest, is_train, node_y, counts, y, self.alphas,
-                           self.n_threads)
+        new = _learner_state(_path.CGPath, "CG ridge path", events.forest,
+                             self.alphas.shape[0], is_train, node_y, counts, y, self.alphas,
+                             self.n_threads)
         new._import(state)
         self._state, self.events = new, events
         return self
