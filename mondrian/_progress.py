@@ -41,6 +41,17 @@ def check_verbose(verbose) -> int:
     return int(verbose)
 
 
+def _check_total(total) -> int | None:
+    """``total`` as an int >= 0, or None; TypeError/ValueError otherwise."""
+    if total is None:
+        return None
+    if not isinstance(total, numbers.Integral) or isinstance(total, (bool, np.bool_)):
+        raise TypeError(f"total must be an integer or None, got {type(total).__name__}")
+    if total < 0:
+        raise ValueError(f"total must be >= 0, got {int(total)}")
+    return int(total)
+
+
 def _tqdm_class():
     """tqdm's standard bar class, or None when tqdm cannot be imported."""
     try:
@@ -77,12 +88,7 @@ class Progress:
 
     def __init__(self, total: int | None, desc: str, verbose: int = 0, *,
                  stream: TextIO | None = None, use_tqdm: bool = True):
-        if total is not None:
-            if not isinstance(total, numbers.Integral) or isinstance(total, (bool, np.bool_)):
-                raise TypeError(f"total must be an integer or None, got {type(total).__name__}")
-            if total < 0:
-                raise ValueError(f"total must be >= 0, got {int(total)}")
-            total = int(total)
+        total = _check_total(total)
         if not isinstance(desc, str):
             raise TypeError(f"desc must be a str, got {type(desc).__name__}")
         self.total = total
@@ -137,12 +143,7 @@ class Progress:
 
     def set_total(self, total: int | None) -> None:
         """Change the number of steps (when it becomes known during the work)."""
-        if total is not None:
-            if not isinstance(total, numbers.Integral) or isinstance(total, (bool, np.bool_)):
-                raise TypeError(f"total must be an integer or None, got {type(total).__name__}")
-            if total < 0:
-                raise ValueError(f"total must be >= 0, got {int(total)}")
-            total = int(total)
+        total = _check_total(total)
         self.total = total
         if self.backend == "tqdm":
             self._bar.total = total

@@ -22,10 +22,10 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from sklearn.utils.validation import column_or_1d
 
 from .._validation import check_bool, check_int
-from .ssgp import HYPERPARAMETER_BOUNDS, _check_theta, _normalize, initial_theta
+from .ssgp import (HYPERPARAMETER_BOUNDS, _check_theta, _normalize, check_regression_data,
+                   initial_theta)
 
 __all__ = ["exact_gp_regressor", "exact_gp_kernel"]
 
@@ -148,21 +148,7 @@ def exact_gp_regressor(X, y, *, theta=None, optimize: bool = True, normalize_y: 
     optimize = check_bool(optimize, "optimize")
     normalize_y = check_bool(normalize_y, "normalize_y")
     fit = check_bool(fit, "fit")
-    X = np.asarray(X)
-    if X.dtype.kind not in "iuf" or X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError(f"X must be a non-empty 2-d array of real numbers, got shape "
-                         f"{X.shape} and dtype {X.dtype}")
-    X = np.asarray(X, dtype=np.float64)
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite (no NaN or infinity)")
-    y = np.asarray(y)
-    if y.dtype.kind not in "iuf":
-        raise ValueError(f"y must be an array of real numbers, got dtype {y.dtype}")
-    y = column_or_1d(y).astype(np.float64)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must have {X.shape[0]} entries (the rows of X), got {y.shape[0]}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y must be finite (no NaN or infinity)")
+    X, y = check_regression_data(X, y)
     if theta is None:
         theta = initial_theta(X, _normalize(y, normalize_y)[0])
     kernel = exact_gp_kernel(theta, X.shape[1])

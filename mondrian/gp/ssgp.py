@@ -271,20 +271,7 @@ def sparse_spectrum_nlml(X, y, spectral_points, theta, *, eval_gradient: bool = 
         If A is not numerically positive definite (σ_n² far below the
         scale of (σ_f²/p)ΦᵀΦ).
     """
-    X = np.asarray(X)
-    if X.dtype.kind not in "iuf" or X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError(f"X must be a non-empty 2-d array of real numbers, got shape "
-                         f"{X.shape} and dtype {X.dtype}")
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite (no NaN or infinity)")
-    y = np.asarray(y)
-    if y.dtype.kind not in "iuf" or y.shape != (X.shape[0],):
-        raise ValueError(f"y must be a 1-d array of real numbers of length {X.shape[0]}, "
-                         f"got shape {y.shape} and dtype {y.dtype}")
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y must be finite (no NaN or infinity)")
+    X, y = check_regression_data(X, y)
     eps = _check_spectral_points(spectral_points, X.shape[1])
     theta = _check_theta(theta, X.shape[1])
     gradient = check_bool(eval_gradient, "eval_gradient")
@@ -294,6 +281,29 @@ def sparse_spectrum_nlml(X, y, spectral_points, theta, *, eval_gradient: bool = 
     if gradient:
         return ev.nlml, ev.grad_theta, ev.grad_eps
     return ev.nlml
+
+
+def check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) as C-contiguous float64: X a non-empty 2-d array of finite real
+    numbers, y a finite real vector (or column) of its length; ValueError
+    naming the argument otherwise."""
+    X = np.asarray(X)
+    if X.dtype.kind not in "iuf" or X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-d array of real numbers, got shape "
+                         f"{X.shape} and dtype {X.dtype}")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X must be finite (no NaN or infinity)")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.dtype.kind not in "iuf" or y.shape != (X.shape[0],):
+        raise ValueError(f"y must be a 1-d array of real numbers of length {X.shape[0]} "
+                         f"(the rows of X), got shape {y.shape} and dtype {y.dtype}")
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must be finite (no NaN or infinity)")
+    return X, y
 
 
 def _normalize(y: np.ndarray, normalize_y: bool) -> tuple[np.ndarray, float, float]:
