@@ -478,3 +478,27 @@ def test_bad_input_to_the_functions():
                                                     optimize_frequencies=False)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_starting_draws_are_ranked_on_a_subset_of_rows(monkeypatch):
+    # Above DRAW_ROWS rows the draws are ranked by the NLML on DRAW_ROWS
+    # rows drawn from the run's stream (then the draws from the same
+    # stream); with max_iter=0 the kept draw is the fitted spectral points.
+    import mondrian.gp.ssgp as ssgp_module
+    from mondrian._validation import check_random_generator
+
+    monkeypatch.setattr(ssgp_module, "DRAW_ROWS", 40)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((100, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(100)
+    model = SparseSpectrumGPRegressor(n_components=6, n_frequency_draws=5, max_iter=0,
+                                      random_state=7).fit(X, y)
+    yn = (y - y.mean()) / y.std()
+    theta0 = initial_theta(X, yn)
+    stream = check_random_generator(7).spawn(1)[0]
+    rows = np.sort(stream.choice(100, 40, replace=False))
+    draws = [stream.standard_normal((6, 2)) for _ in range(5)]
+    values = [sparse_spectrum_nlml(X[rows], yn[rows], eps, theta0) for eps in draws]
+    np.testing.assert_array_equal(model.spectral_points_, draws[int(np.argmin(values))])
+    # The five draws have distinct NLMLs, so the kept one is determined.
+    assert len(set(np.round(values, 12))) == 5
