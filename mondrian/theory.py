@@ -24,7 +24,6 @@ constant in O(·), the constant is a parameter, never an invented value.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np

@@ -10,7 +10,7 @@ import pytest
 
 from mondrian import MondrianKernelRidge, MondrianKernelRidgeCV
 from mondrian.cli import main
-from mondrian.cli.path import ProgressBar
+from mondrian.cli.path import progress_verbosity
 from mondrian.datasets import load_cpu, load_csv
 from mondrian.metrics import relative_error, relative_error_from_mse
 
@@ -148,21 +148,27 @@ def test_output_dir_that_is_a_file_is_an_error(tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
 
 
-def test_progress_bar_draws_only_on_a_terminal():
+def test_progress_is_shown_only_on_a_terminal(monkeypatch, capsys):
     class Terminal(io.StringIO):
         def isatty(self):
             return True
 
+    assert progress_verbosity(Terminal()) == 1
+    assert progress_verbosity(io.StringIO()) == 0
+    # The command's estimator reports to stderr through mondrian._progress
+    # when stderr is a terminal, and writes nothing there otherwise.
+    monkeypatch.setitem(sys.modules, "tqdm", None)     # plain lines
     tty = Terminal()
-    bar = ProgressBar(stream=tty, width=10, label="path")
-    bar(3, 4)
-    bar(4, 4)
-    lines = tty.getvalue().split("\r")[1:]
-    assert lines[0].startswith("path [#######...] 3/4 ")    # floor(10 * 3/4) = 7 filled
-    assert lines[1].startswith("path [##########] 4/4 ") and lines[1].endswith(" s\n")
-    pipe = io.StringIO()
-    ProgressBar(stream=pipe)(1, 2)
-    assert pipe.getvalue() == ""
+    monkeypatch.setattr(sys, "stderr", tty)
+    import mondrian.cli.path as cli_path
+    assert cli_path.progress_verbosity() == 1
+    data = load_cpu()
+    model = MondrianKernelRidgeCV(n_trees=5, max_lifetime=1e-6, alphas=(0.1,),
+                                  solver="cholesky", n_lifetimes=4, random_state=0,
+                                  verbose=cli_path.progress_verbosity())
+    model.fit(data.X_train[:300], data.y_train[:300])
+    assert "MondrianKernelRidgeCV: lifetimes" in tty.getvalue()
+    assert "4/4" in tty.getvalue()
 
 
 @pytest.mark.parametrize("argv", [

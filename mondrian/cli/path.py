@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -21,38 +20,16 @@ from ._args import (add_dataset_arguments, add_forest_arguments, add_output_argu
                     load_dataset, nonneg_float, positive_float, positive_floats, positive_int,
                     prepare_output_dir)
 
-__all__ = ["add_command", "run", "ProgressBar"]
+__all__ = ["add_command", "run", "progress_verbosity"]
 
 
-class ProgressBar:
-    """A one-line text progress bar on a stream, drawn only on a terminal.
-
-    Parameters
-    ----------
-    stream : file object, default sys.stderr
-    width : int
-        Characters of the bar.
-    label : str
-    """
-
-    def __init__(self, stream=None, width: int = 40, label: str = "path"):
-        self.stream = sys.stderr if stream is None else stream
-        self.width = width
-        self.label = label
-        isatty = getattr(self.stream, "isatty", None)
-        self.enabled = bool(isatty and isatty())
-        self._t0 = time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
-            return
-        filled = int(self.width * done / total)
-        elapsed = time.perf_counter() - self._t0
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                          f"{done}/{total} {elapsed:6.1f} s")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+def progress_verbosity(stream=None) -> int:
+    """``verbose`` of the command's estimator: 1 (a progress report,
+    :mod:`mondrian._progress`) when ``stream`` (default stderr) is a
+    terminal, 0 when it is a file or a pipe."""
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return int(bool(isatty and isatty()))
 
 
 def add_command(subparsers) -> None:
@@ -97,11 +74,11 @@ def run(args: argparse.Namespace) -> int:
         selection=args.selection, validation_fraction=args.validation_fraction,
         solver=args.solver, n_lifetimes=args.n_lifetimes, tol=args.tol,
         prior_variance="profile" if args.profile_scale else 1.0,
-        random_state=args.random_state, n_jobs=args.n_jobs)
+        random_state=args.random_state, n_jobs=args.n_jobs, verbose=progress_verbosity())
     print(f"model: {model!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        model.fit(data.X_train, data.y_train, progress=ProgressBar(label="path"))
+        model.fit(data.X_train, data.y_train)
     for w in caught:
         print(f"note: {w.message}")
     p = model.path_

@@ -191,19 +191,28 @@ class DualScorer:
         ``folds`` cross-validation error.
     folds : ndarray of int, optional
         Fold of each training row (k-fold cross-validation over ``rows``).
+    tie : float, default=0.0
+        Relative margin of :attr:`best`: the largest lifetime whose smallest
+        error is within a factor 1 + ``tie`` of the smallest error so far.
     n_jobs : int
 
     Attributes
     ----------
     best : dict
         ``error``, ``lifetime`` and ``ridge`` (the :class:`DualRidge` of all
-        training rows there) of the smallest error so far.
+        training rows there) of the selected lifetime so far (with
+        ``tie=0``, the smallest error; ties go to the larger lifetime).
     """
 
     def __init__(self, features: MondrianFeatures, y: np.ndarray, alphas: np.ndarray,
                  rows: np.ndarray, *, val_rows: np.ndarray | None = None,
-                 folds: np.ndarray | None = None, n_jobs: int = 1):
+                 folds: np.ndarray | None = None, tie: float = 0.0, n_jobs: int = 1):
         self.features, self.y, self.alphas = features, y, alphas
+        self.tie = float(tie)
+        # Candidates for ``best``: the lifetimes within the margin of the
+        # smallest error so far (the margin only shrinks, so one dropped is
+        # never needed again), each with its eigendecomposition.
+        self._near: dict[float, tuple[float, DualRidge]] = {}
         self.rows = rows
         self.val_rows = val_rows if val_rows is not None and val_rows.size else None
         self.folds = folds
@@ -212,7 +221,6 @@ class DualScorer:
                        "loo" if folds is None else "kfold")
         self.records: dict[str, list] = {"lifetimes": [], "n_features": [],
                                          "train_mse": [], "log_marginal_likelihood": []}
-        self.best: dict = {"error": np.inf}
 
     def __call__(self, lifetime: float) -> np.ndarray:
         threads = 1 if self.rows.shape[0] <= SERIAL_EIGH_ROWS else self.n_jobs
@@ -244,10 +252,22 @@ class DualScorer:
         rec["n_features"].append(int(np.sum(labels.max(axis=0).astype(np.int64) + 1)))
         rec["train_mse"].append(ridge.train_mse(self.alphas))
         rec["log_marginal_likelihood"].append(ridge.log_marginal_likelihood(self.alphas))
-        if error.min() < self.best["error"]:
-            self.best = {"error": float(error.min()), "lifetime": float(lifetime),
-                         "ridge": ridge}
+        if np.isfinite(error.min()):
+            self._near[float(lifetime)] = (float(error.min()), ridge)
+        if not self._near:
+            return error
+        bound = (1.0 + self.tie) * min(e for e, _ in self._near.values())
+        self._near = {lam: v for lam, v in self._near.items() if v[0] <= bound}
         return error
+
+    @property
+    def best(self) -> dict:
+        """The selected lifetime so far (see ``tie``): ``error``, ``lifetime``, ``ridge``."""
+        if not self._near:
+            return {"error": np.inf}
+        lifetime = max(self._near)
+        error, ridge = self._near[lifetime]
+        return {"error": error, "lifetime": lifetime, "ridge": ridge}
 
     def table(self, key: str) -> np.ndarray:
         """A recorded quantity, rows in increasing lifetime."""

@@ -428,15 +428,16 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         path.
     max_lifetime : float or 'auto', default='auto'
         Terminal lifetime Λ > 0 of the forest.  'auto': λ₀ at first,
-        multiplied by 4 while the validation error (or the evidence) still
+        doubled while the validation error (or the evidence) still
         improves at the largest lifetime; the final Λ and why the growth
         stopped are ``path_['max_lifetime']`` and ``path_['stop_reason']``.
         A number is a fixed ceiling: a selection at the ceiling gives a
         warning naming ``max_lifetime``.
     alphas : sequence of float or 'auto', default='auto'
         Ridge regularisations α > 0 (the paper's δ², the noise variance with
-        unit prior weight variance).  'auto': see above; on the CG path
-        α/4, α, 4α around the pilot's α; with 'evidence', 1e-4..10.
+        unit prior weight variance).  'auto': see above; with
+        ``solver='cg'``, α/3 and α around the pilot's α; with 'evidence',
+        1e-4..10.
     selection : {'validation', 'evidence'}, default='validation'
         'validation': smallest validation mean squared error (leave-one-out,
         ``cv`` folds, the held-out fraction, or ``X_val``); 'evidence':
@@ -458,9 +459,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         cells at Λ, refused above :data:`mondrian.path.EXACT_MAX_COLUMNS`
         columns; 'cg': warm-started preconditioned conjugate gradients at
         each grid lifetime, to relative residual ``tol``, O(N·M) memory;
-        'auto': 'dual' up to :data:`AUTO_DUAL_ROWS` points (or with
-        ``cv``), else 'cholesky' up to :data:`AUTO_EXACT_COLUMNS` columns
-        and 'cg' above (always 'cholesky' for 'evidence').
+        'auto': 'dual' up to :data:`AUTO_DUAL_ROWS` points; above, the dual
+        pilot and one CG solve (reported as 'cg') when ``n_lifetimes`` is
+        'auto' or ``cv`` is given; otherwise (a numeric grid) 'cholesky' up
+        to :data:`AUTO_EXACT_COLUMNS` columns and 'cg' above; always
+        'cholesky' for 'evidence'.
     n_lifetimes : int or 'auto', default='auto'
         Path solvers: an int is a grid of that many lifetimes spread evenly
         over the split events; 'auto' is a log grid at half-octave steps
@@ -747,15 +750,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         sub = np.concatenate([pilot, np.arange(n_given, X_all.shape[0])])
         pilot_features, scorer, lifetime, alpha = self._dual_select(
             p, X_all[sub], y_all[sub], pilot.size, np.arange(pilot.size), folds, n_trees,
-            split_rng, tree_rng, n_jobs, progress)
-        # The largest lifetime whose pilot error is within PILOT_TIE of the best.
-        err = self.path_["validation_mse"]
-        best_g = np.nanmin(err, axis=1)
-        g = int(np.flatnonzero(best_g <= (1.0 + PILOT_TIE) * best_g.min())[-1])
-        if float(self.path_["lifetimes"][g]) != lifetime:
-            a = _largest_near_best(err[g])
-            lifetime, alpha = float(self.path_["lifetimes"][g]), float(self.path_["alphas"][a])
-            self.lifetime_, self.alpha_ = lifetime, alpha
+            split_rng, tree_rng, n_jobs, progress, tie=PILOT_TIE)
         features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime, random_state=final_rng,
                                     n_jobs=n_jobs).fit(X_all)
         self.intercept_ = float(y_all.mean())
@@ -764,18 +759,20 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                             local_sweeps=0, n_jobs=n_jobs)
         refit.solve_at(lifetime)
         self.coef_ = refit.node_weights()[0][events.columns_at(lifetime)]
-        self.path_.update(solver="cg", tol=p["tol"], validation_rows=(
-            np.arange(n_given, X_all.shape[0]) if scorer.method == "holdout" else pilot))
+        self.path_.update(solver="cg", tol=p["tol"],
+                          validation_rows=sub[self.path_["validation_rows"]])
         self.pilot_features_ = pilot_features
         self.features_ = features
         self.solver_ = "cg"
 
     def _dual_select(self, p: dict, X_all, y_all, n_given: int, train, folds, n_trees: int,
-                     split_rng, tree_rng, n_jobs: int, progress):
+                     split_rng, tree_rng, n_jobs: int, progress, tie: float = 0.0):
         """Grow the forest and select (λ, α) by the dual's validation of the
         ``train`` rows (exact leave-one-out, ``folds``, or the rows past
-        ``n_given``, i.e. ``X_val``); sets ``path_`` and the selection's
-        fitted attributes.  Returns (features, scorer, lifetime, alpha)."""
+        ``n_given``, i.e. ``X_val``): the largest lifetime within a factor
+        1 + ``tie`` of the smallest error, its best alpha.  Sets ``path_``
+        and the selection's fitted attributes.  Returns (features, scorer,
+        lifetime, alpha)."""
         auto_alphas = isinstance(p["alphas"], str)
         alphas = AUTO_DUAL_ALPHAS.copy() if auto_alphas else p["alphas"]
         scale = lifetime_scale(X_all[train], split_rng)
@@ -784,7 +781,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                                     n_jobs=n_jobs).fit(X_all)
         yc = y_all - float(y_all[:n_given].mean())
         scorer = DualScorer(features, yc, alphas, train,
-                            val_rows=np.arange(n_given, X_all.shape[0]), folds=folds,
+                            val_rows=np.arange(n_given, X_all.shape[0]), folds=folds, tie=tie,
                             n_jobs=n_jobs)
 
         def evaluate(lam: float) -> np.ndarray:

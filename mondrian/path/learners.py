@@ -39,6 +39,7 @@ EXACT_MAX_BYTES = 2 * 1024**3
 
 _LOSSES = {"squared": 0, "hinge": 1, "logistic": 2}
 
+
 def _learner_state(cls, what: str, forest, n_alphas: int, *args):
     """``cls(forest, *args)``, a MemoryError naming what was being allocated.
 

@@ -113,9 +113,12 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
     scores: dict[float, np.ndarray] = {}
     u_top = float(np.log2(max_lifetime / scale))
 
+    def lifetime(u: float) -> float:
+        return scale * 2.0 ** u
+
     def ev(u: float) -> None:
         if u not in scores:
-            scores[u] = np.asarray(evaluate(scale * 2.0 ** u), dtype=np.float64)
+            scores[u] = np.asarray(evaluate(lifetime(u)), dtype=np.float64)
 
     def best_u() -> float:
         # Ties go to the larger lifetime: below the first split of every
@@ -128,14 +131,15 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
         nonlocal u_top
         if u <= u_top:
             return None
-        why = "max_lifetime" if extend is None else extend(scale * 2.0 ** u)
+        why = "max_lifetime" if extend is None else extend(lifetime(u))
         if why is None:
             u_top = u
         return why
 
     start = min(0.0, u_top)
     ev(start)
-    ev(start - 1.0)
+    if start - 1.0 >= LOG2_FLOOR:
+        ev(start - 1.0)
     reason = "passed minimum"
     while True:
         b = best_u()
@@ -163,6 +167,8 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
         if u >= LOG2_FLOOR and u not in scores and room(u) is None:
             ev(u)
     us = sorted(scores)
-    return LifetimeSearch(lifetimes=scale * 2.0 ** np.asarray(us),
+    # The very lifetimes evaluated (numpy's power may differ from Python's
+    # in the last bit, and callers look the evaluated ones up here).
+    return LifetimeSearch(lifetimes=np.array([lifetime(u) for u in us]),
                           errors=np.stack([scores[u] for u in us]), scale=scale,
-                          max_lifetime=scale * 2.0 ** u_top, stop_reason=reason, _log2=us)
+                          max_lifetime=lifetime(u_top), stop_reason=reason, _log2=us)
