@@ -118,6 +118,21 @@ def test_search_stop_reasons():
     assert floor.stop_reason == "floor" and floor.lifetimes[0] <= 2.0 ** -19
 
 
+def test_search_evaluates_the_ceiling_exactly():
+    # λ₀·2^log₂(Λ/λ₀) rounds above Λ = 3 for this λ₀: the search must ask
+    # for Λ itself, never for a lifetime past the forest's.
+    scale, ceiling = 0.6405920704482397, 3.0
+    assert scale * 2.0 ** float(np.log2(ceiling / scale)) > ceiling
+    asked = []
+
+    def decreasing(lam):
+        asked.append(lam)
+        return np.array([1.0 / lam])
+
+    result = search_lifetime(decreasing, scale, ceiling)
+    assert max(asked) == ceiling == result.lifetimes[-1] == result.max_lifetime
+
+
 # --------------------------------------------------------------------------
 # The estimator's dual solver
 # --------------------------------------------------------------------------
@@ -242,6 +257,10 @@ def test_n_jobs_none_means_every_core_and_large_counts_are_capped():
 def test_pilot_selects_then_cg_solves_on_all_points(monkeypatch):
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
     monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
+    # Tight CG tolerances, so that the ladder's errors and the final weights
+    # can be checked against direct solves.
+    monkeypatch.setattr(path_estimators, "CONFIRM_TOL", 1e-11)
+    monkeypatch.setattr(path_estimators, "PATH_TOL", 1e-11)
     X, y = _data(n=300, d=3, seed=10)
     model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
     p = model.path_
@@ -251,8 +270,9 @@ def test_pilot_selects_then_cg_solves_on_all_points(monkeypatch):
     # The selected pair has the smallest leave-one-out error of the table,
     # and that error is the exact leave-one-out error of kernel ridge on the
     # pilot's rows, computed here from the hat matrix directly.
-    g = int(np.flatnonzero(p["lifetimes"] == model.lifetime_)[0])
-    a = int(np.flatnonzero(p["alphas"] == model.alpha_)[0])
+    c = p["confirm"]
+    g = int(np.flatnonzero(p["lifetimes"] == c["pilot_lifetime"])[0])
+    a = int(np.flatnonzero(p["alphas"] == c["pilot_alpha"])[0])
     # The largest lifetime within PILOT_TIE of the smallest error, and its
     # best alpha.
     per_lifetime = np.nanmin(p["validation_mse"], axis=1)
@@ -260,23 +280,68 @@ def test_pilot_selects_then_cg_solves_on_all_points(monkeypatch):
     assert g == np.flatnonzero(near)[-1]
     assert p["validation_mse"][g, a] == np.nanmin(p["validation_mse"][g])
     # The pilot's forest was grown on the pilot's rows only, to the
-    # search's terminal lifetime; the final forest on all rows, to λ̂.
+    # search's terminal lifetime.
     assert model.pilot_features_.forest_.n_points == 80
-    assert model.pilot_features_.lifetime_ == p["max_lifetime"] >= model.lifetime_
-    assert model.features_.lifetime_ == model.lifetime_
-    Phi_p = model.pilot_features_.training_features(model.lifetime_).toarray()
+    assert model.pilot_features_.lifetime_ == p["max_lifetime"] >= c["pilot_lifetime"]
+    Phi_p = model.pilot_features_.training_features(c["pilot_lifetime"]).toarray()
     assert Phi_p.shape[0] == 80
     K = Phi_p @ Phi_p.T
     yp = y[pilot] - y[pilot].mean()
-    H = K @ np.linalg.inv(K + model.alpha_ * np.eye(pilot.size))
+    H = K @ np.linalg.inv(K + c["pilot_alpha"] * np.eye(pilot.size))
     loo = (yp - H @ yp) / (1.0 - np.diag(H))
     assert np.mean(loo ** 2) == pytest.approx(p["validation_mse"][g, a], rel=1e-7)
-    # The weights solve the normal equations on all 300 points to tol.
+    # The ladder (300 rows <= CONFIRM_ROWS: on the final forest) climbs by
+    # octaves from the pilot's lifetime and keeps the best rung, which it
+    # scored on held-out rows by a fit on the others.
+    k = c["lifetimes"].shape[0]
+    np.testing.assert_array_equal(c["lifetimes"], c["pilot_lifetime"] * 2.0 ** np.arange(k))
+    np.testing.assert_array_equal(c["rows"], np.arange(300))
+    assert c["validation_rows"].size == 60
+    assert model.lifetime_ in c["lifetimes"] and model.alpha_ in c["alphas"]
+    assert model.features_.lifetime_ == c["lifetimes"][-1] >= model.lifetime_
+    held = c["validation_rows"]
+    train = np.setdiff1d(np.arange(300), held)
+    i = int(np.flatnonzero(c["lifetimes"] == model.lifetime_)[0])
     Phi = model.features_.training_features(model.lifetime_).toarray()
+    ym = y[train].mean()
+    for j, alpha in enumerate(c["alphas"]):
+        # The rung's error is that of ridge on the training rows.
+        A = Phi[train].T @ Phi[train] + alpha * np.eye(Phi.shape[1])
+        w = np.linalg.solve(A, Phi[train].T @ (y[train] - ym))
+        err = np.mean((Phi[held] @ w + ym - y[held]) ** 2)
+        assert c["validation_mse"][i, j] == pytest.approx(err, rel=1e-7)
+    # The weights solve the normal equations on all 300 points to tol.
     yc = y - y.mean()
     r = Phi.T @ (yc - Phi @ model.coef_) - model.alpha_ * model.coef_
     assert np.linalg.norm(r) <= p["tol"] * np.linalg.norm(Phi.T @ yc) * 1.0001
     assert p["tol"] == path_estimators.PATH_TOL
+
+
+def test_confirmation_ladder_runs_on_its_own_forest_above_confirm_rows(monkeypatch):
+    # Above CONFIRM_ROWS rows the ladder runs on a random subset with a
+    # forest of its own; the final forest is then grown on every row to the
+    # selected lifetime exactly.
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
+    monkeypatch.setattr(path_estimators, "CONFIRM_ROWS", 150)
+    X, y = _data(n=400, d=3, seed=12)
+    model = MondrianKernelRidgeCV(n_trees=20, random_state=1).fit(X, y)
+    c = model.path_["confirm"]
+    assert c["rows"].size == 150 and np.unique(c["rows"]).size == 150
+    assert np.isin(c["validation_rows"], c["rows"]).all() and c["validation_rows"].size == 30
+    assert model.features_.lifetime_ == model.lifetime_
+    assert model.features_.forest_.n_points == 400
+    errors = np.asarray(c["validation_mse"])
+    i = int(np.flatnonzero(c["lifetimes"] == model.lifetime_)[0])
+    # No earlier rung beats the selection, and a later rung beats it by no
+    # more than CONFIRM_TIE (the ladder stopped there).
+    assert errors[:i + 1].min() == errors[i].min()
+    assert (errors[i + 1:].min(axis=1) >= errors[i].min() * (1 - path_estimators.CONFIRM_TIE)).all()
+    # With X_val, the ladder validates on it.
+    Xv, yv = _data(n=50, d=3, seed=13)
+    with_val = MondrianKernelRidgeCV(n_trees=20, random_state=1).fit(X, y, X_val=Xv, y_val=yv)
+    cv = with_val.path_["confirm"]
+    np.testing.assert_array_equal(cv["validation_rows"], 400 + np.arange(50))
 
 
 def test_pilot_folds_equal_its_leave_one_out_when_one_point_each(monkeypatch):

@@ -127,6 +127,25 @@ PILOT_ROWS = 1000
 #: a margin of 3 % gained no more.
 PILOT_TIE = 0.01
 
+#: The confirmation ladder above :data:`AUTO_DUAL_ROWS` points
+#: (:meth:`MondrianKernelRidgeCV._confirm`): at most this many octaves above
+#: the pilot's lifetime; the alpha tried beside the pilot's (times this
+#: factor); the held-out fraction of X and its cap in rows.
+CONFIRM_STEPS = 4
+CONFIRM_ALPHA_FACTOR = 3.0
+CONFIRM_FRACTION = 0.2
+#: CG tolerance on the ladder, which only ranks lifetimes (the selection is
+#: refitted at ``tol``): on four sets x two seeds the same selections as at
+#: 1e-3 for 15-35 % less time.
+CONFIRM_TOL = 3e-3
+#: Rows of X (and of X_val) the confirmation ladder uses at most: on more,
+#: it runs on a forest of its own over a random subset, so that its cost
+#: stays a fraction of the final solve's.
+CONFIRM_ROWS = 10_000
+#: A wider lifetime replaces the best so far only when it lowers the held-out
+#: error by more than this relative margin: each octave up costs more cells.
+CONFIRM_TIE = 0.005
+
 #: ``alphas='auto'`` with ``selection='evidence'`` (the exact path), and its
 #: ``n_lifetimes='auto'`` grid size.
 EVIDENCE_ALPHAS = np.logspace(-4.0, 1.0, 6)
@@ -398,13 +417,18 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     * **Above** (``solver_ = 'cg'``): (λ, α) is selected in the same way,
       by the dual's exact leave-one-out error, on a pilot of
       :data:`PILOT_ROWS` points drawn from X (on ``X_val`` if given), on a
-      forest grown on those points (``pilot_features_``); the forest is then
-      grown on every point to λ̂ and the ridge weights at (λ̂, α̂) are
-      solved on every point by preconditioned conjugate gradients
-      (O(N·M) per iteration, to relative residual ``tol``).  Nothing is held
-      out.  (``solver='cg'`` instead sweeps warm-started CG ridge along a
-      grid of lifetimes around the pilot's, validated on a held-out
-      ``validation_fraction`` of X, Sec. 4.2.)
+      forest grown on those points (``pilot_features_``).  The best width
+      grows with the number of points, so the pilot's λ̂ is then checked
+      upwards on more rows (the *confirmation ladder*, ``path_['confirm']``):
+      on a forest over up to :data:`CONFIRM_ROWS` rows, CG ridge fitted on
+      80 % of them at λ̂, 2λ̂, 4λ̂, ... is scored on the other 20 % (or on
+      ``X_val``) until the error stops falling.  The forest is then grown on
+      every point and the ridge weights at the selected (λ, α) are solved on
+      every point by preconditioned conjugate gradients (O(N·M) per
+      iteration, to relative residual ``tol``).  (``solver='cg'`` instead
+      sweeps warm-started CG ridge along a grid of lifetimes around the
+      pilot's, validated on a held-out ``validation_fraction`` of X,
+      Sec. 4.2.)
     * The lifetimes are searched on a log scale around the data's own
       scale λ₀ = 1/(median ℓ₁ distance between two points), and with
       ``max_lifetime='auto'`` the forest is grown further (by memorylessness,
@@ -540,9 +564,17 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         'max_lifetime', 'saturated', 'memory' or 'floor', see
         :class:`mondrian.path.search.LifetimeSearch`), ``segments`` (first
         row of each fit that contributed to the path: ``[0]``, then one
-        more per warm continuation) and, for the exact solver,
+        more per warm continuation), for the exact solver
         ``event_lifetimes`` and ``event_log_marginal_likelihood`` at every
-        event.
+        event, and above :data:`AUTO_DUAL_ROWS` points (automatic route)
+        ``confirm``, the confirmation ladder: a dict of ``pilot_lifetime``
+        and ``pilot_alpha`` (the pilot's selection), ``lifetimes`` (the
+        rungs), ``alphas`` (the two tried on every rung),
+        ``validation_mse`` (rungs x alphas), ``n_iter`` (CG iterations),
+        ``rows`` (the rows of X, then of ``X_val``, its forest was grown
+        on), ``validation_rows`` (those held out) and ``stop_reason``
+        ('passed minimum', 'steps', 'max_lifetime', 'saturated' or
+        'memory').
     posterior_ : LifetimePosterior or None
         Posterior over λ at ``alpha_`` (exact solver), else None.
     coef_ : ndarray of shape (n_columns at ``lifetime_``,)
@@ -737,7 +769,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         kernel it gives on the pilot's rows has the distribution of the
         big forest's kernel on those rows, so the search and its
         extensions past λ₀ cost O(PILOT_ROWS) per tree instead of O(N)."""
-        split_rng, tree_rng, final_rng = check_random_generator(self.random_state).spawn(3)
+        split_rng, tree_rng, final_rng, ladder_rng = check_random_generator(
+            self.random_state).spawn(4)
         n_trees = (auto_path_trees(X_all.shape[0]) if p["n_trees"] == "auto"
                    else p["n_trees"])
         pilot = np.arange(n_given)
@@ -751,19 +784,132 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         pilot_features, scorer, lifetime, alpha = self._dual_select(
             p, X_all[sub], y_all[sub], pilot.size, np.arange(pilot.size), folds, n_trees,
             split_rng, tree_rng, n_jobs, progress, tie=PILOT_TIE)
-        features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime, random_state=final_rng,
-                                    n_jobs=n_jobs).fit(X_all)
+        lifetime, alpha, features = self._confirm(p, X_all, y_all, n_given, n_trees, lifetime,
+                                                  split_rng, final_rng, ladder_rng, n_jobs)
+        if features is None:
+            features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
+                                        random_state=final_rng, n_jobs=n_jobs).fit(X_all)
         self.intercept_ = float(y_all.mean())
         events = split_events(features)
         refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=p["tol"],
                             local_sweeps=0, n_jobs=n_jobs)
         refit.solve_at(lifetime)
         self.coef_ = refit.node_weights()[0][events.columns_at(lifetime)]
+        self.lifetime_, self.alpha_ = lifetime, alpha
         self.path_.update(solver="cg", tol=p["tol"],
                           validation_rows=sub[self.path_["validation_rows"]])
         self.pilot_features_ = pilot_features
         self.features_ = features
         self.solver_ = "cg"
+
+    def _pilot_alphas(self, p: dict, lifetime: float) -> np.ndarray:
+        """Alphas tried at ``lifetime`` by :meth:`_confirm`: the pilot's best
+        alpha at its nearest lifetime, and the next larger one
+        (:data:`CONFIRM_ALPHA_FACTOR` times it, or the next value of the
+        user's grid)."""
+        lts, table = self.path_["lifetimes"], self.path_["validation_mse"]
+        i = int(np.argmin(np.abs(np.log(lts / lifetime))))
+        grid = self.path_["alphas"]
+        a = _largest_near_best(table[i])
+        if isinstance(p["alphas"], str):
+            return np.array([grid[a], grid[a] * CONFIRM_ALPHA_FACTOR])
+        return np.asarray(grid[a:a + 2], dtype=np.float64)
+
+    def _confirm(self, p: dict, X_all, y_all, n_given: int, n_trees: int, lifetime: float,
+                 rng, final_rng, ladder_rng, n_jobs: int):
+        """Check the pilot's λ̂ on more rows, upwards (the confirmation ladder).
+
+        The pilot's leave-one-out picks the best width *for its own*
+        :data:`PILOT_ROWS` *points*; the best width grows with the number of
+        points (a denser sample supports a finer partition), by a factor of
+        2-8 from 1000 to 5000 rows on the CPU and CCPP data.  So a forest on
+        up to :data:`CONFIRM_ROWS` labelled rows (all of them when there are
+        no more: then it is the final forest, ``final_rng``'s) is grown to
+        λ̂ and extended by octaves, λ̂·2ᵏ, k = 0 .. :data:`CONFIRM_STEPS`;
+        at each, warm-started CG ridge on its training rows, with the
+        pilot's best alpha at λ̂ and :data:`CONFIRM_ALPHA_FACTOR` times it
+        (the best alpha also grows with N), is scored on held-out rows --
+        ``X_val`` (up to :data:`CONFIRM_ROWS` of them) if given, else a
+        random :data:`CONFIRM_FRACTION` of the forest's rows.  A wider
+        lifetime must lower the error by more than :data:`CONFIRM_TIE`; the
+        ladder stops at the first that does not.  Records
+        ``path_['confirm']``.
+
+        Returns
+        -------
+        lifetime, alpha : float
+            The selection, which the caller refits on every labelled row.
+        features : MondrianFeatures or None
+            The forest on every row (extended to at least ``lifetime``) when
+            the ladder ran on it, else None.
+        """
+        n_all = X_all.shape[0]
+        given = np.arange(n_given)
+        if n_given > CONFIRM_ROWS:
+            given = np.sort(rng.choice(n_given, CONFIRM_ROWS, replace=False))
+        held = np.arange(n_given, n_all)
+        if held.size > CONFIRM_ROWS:
+            held = n_given + np.sort(rng.choice(held.size, CONFIRM_ROWS, replace=False))
+        rows = np.concatenate([given, held])
+        whole = rows.size == n_all
+        features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
+                                    random_state=final_rng if whole else ladder_rng,
+                                    n_jobs=n_jobs).fit(X_all if whole else X_all[rows])
+        X, y = (X_all, y_all) if whole else (X_all[rows], y_all[rows])
+        train = np.zeros(rows.size, dtype=bool)
+        train[:given.size] = True
+        if held.size == 0:
+            n_hold = int(round(CONFIRM_FRACTION * given.size))
+            train[rng.choice(given.size, n_hold, replace=False)] = False
+        val = np.flatnonzero(~train)
+        y_mean = float(y[train].mean())
+        ceiling = np.inf if p["max_lifetime"] == "auto" else float(p["max_lifetime"])
+        alphas = self._pilot_alphas(p, lifetime)
+        events = split_events(features)
+        learner = CGRidgePath(events, y - y_mean, alphas, train_mask=train,
+                              tol=max(p["tol"], CONFIRM_TOL),
+                              local_sweeps=0, n_jobs=n_jobs)
+        lams, errors, iters = [], [], []
+        best = (np.inf, lifetime, None)
+        stop = "steps"
+        for k in range(CONFIRM_STEPS + 1):
+            # The rungs λ̂·2ᵏ, the last one at a fixed max_lifetime if it
+            # falls between two.
+            lam = min(lifetime * 2.0 ** k, ceiling) if k else lifetime
+            if k and lam <= lams[-1]:
+                stop = "max_lifetime"
+                break
+
+            if lam > features.lifetime_:
+                if features.n_cells_ > AUTO_MAX_CELLS:
+                    stop = "memory"
+                    break
+                before = features.n_cells_
+                features.extend(lam)
+                if features.n_cells_ == before:
+                    stop = "saturated"
+                    break
+                events = split_events(features)
+                learner.extend(events)
+            n_iter, _ = learner.solve_at(lam)
+            W = learner.node_weights()[:, events.columns_at(lam)]
+            Z = features.transform(X[val], lifetime=lam)
+            err = np.mean((np.asarray(Z @ W.T) + y_mean - y[val, None]) ** 2, axis=0)
+            lams.append(lam)
+            errors.append(err)
+            iters.append(n_iter)
+            j = int(np.argmin(err))
+            if err[j] < best[0] * (1.0 - CONFIRM_TIE):
+                best = (float(err[j]), lam, float(alphas[j]))
+            elif k > 0:
+                stop = "passed minimum"
+                break
+        del learner, events
+        self.path_["confirm"] = dict(
+            lifetimes=np.array(lams), alphas=alphas, validation_mse=np.array(errors),
+            n_iter=np.array(iters), rows=rows, validation_rows=rows[val], stop_reason=stop,
+            pilot_lifetime=lifetime, pilot_alpha=float(self.alpha_))
+        return best[1], best[2], (features if whole else None)
 
     def _dual_select(self, p: dict, X_all, y_all, n_given: int, train, folds, n_trees: int,
                      split_rng, tree_rng, n_jobs: int, progress, tie: float = 0.0):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import scipy.spatial.distance
 
 __all__ = ["lifetime_scale", "LifetimeSearch", "search_lifetime"]
 
@@ -38,11 +39,7 @@ def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000
     """
     n = X.shape[0]
     rows = X if n <= max_rows else X[rng.choice(n, max_rows, replace=False)]
-    i, j = np.triu_indices(rows.shape[0], k=1)
-    dist = np.empty(i.shape[0])
-    chunk = 1 << 16
-    for s in range(0, i.shape[0], chunk):
-        dist[s:s + chunk] = np.abs(rows[i[s:s + chunk]] - rows[j[s:s + chunk]]).sum(axis=1)
+    dist = scipy.spatial.distance.pdist(rows, metric="cityblock")
     dist = dist[dist > 0]
     if dist.size == 0:
         return 1.0
@@ -112,9 +109,11 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
     """
     scores: dict[float, np.ndarray] = {}
     u_top = float(np.log2(max_lifetime / scale))
+    lam_top = float(max_lifetime)
 
     def lifetime(u: float) -> float:
-        return scale * 2.0 ** u
+        # At u_top, the terminal lifetime itself: λ₀·2^u_top may round above it.
+        return lam_top if u == u_top else scale * 2.0 ** u
 
     def ev(u: float) -> None:
         if u not in scores:
@@ -128,12 +127,13 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
 
     def room(u: float) -> str | None:
         """None if u is within the forest (growing it if allowed), else why not."""
-        nonlocal u_top
+        nonlocal u_top, lam_top
         if u <= u_top:
             return None
-        why = "max_lifetime" if extend is None else extend(lifetime(u))
+        new = lifetime(u)
+        why = "max_lifetime" if extend is None else extend(new)
         if why is None:
-            u_top = u
+            u_top, lam_top = u, new
         return why
 
     start = min(0.0, u_top)
