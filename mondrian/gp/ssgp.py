@@ -37,6 +37,7 @@ variance of the weights, σ_n² (σ_f²/p) A⁻¹, pushed through φ*.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import warnings
 
@@ -49,8 +50,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext._fourier import cos_sin_pairs
-from .._validation import (check_array_input, check_bool, check_int, check_length_scales,
-                           check_positive_float, check_random_generator)
+from .._validation import (available_cores, check_array_input, check_bool, check_int,
+                           check_length_scales, check_positive_float, check_random_generator)
 from .._progress import check_verbose, progress
 from ..path.dual import blas_threads
 
@@ -135,7 +136,9 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
       angles t = XΩ (Ω = [ω₁ … ω_p], D × p) and Φ = [cos t, sin t] paired,
       ∂/∂t_ij = E_i,2j+1 cos t_ij - E_i,2j sin t_ij =: H_ij, so
       ∂/∂Ω = XᵀH, ∂/∂ε_jd = (XᵀH)_dj / ℓ_d and
-      ∂/∂log ℓ_d = -Σ_j Ω_dj (XᵀH)_dj.
+      ∂/∂log ℓ_d = -Σ_j Ω_dj (XᵀH)_dj.  The rank-one part of E enters XᵀH
+      through the D × 2p product (X∘y)ᵀΦ, so the only n × 2p × 2p work
+      besides ΦᵀΦ is the gemm ΦM.
     """
     n, D = X.shape
     p = eps.shape[0]
@@ -188,17 +191,21 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
     M += (a * a / s) * np.outer(alpha, alpha)
     alpha_as = (a / s) * alpha
     W = np.zeros((D, p))
+    C = np.zeros((D, m2))
     for start in range(0, n, rows):
         Xb = X[start:start + rows]
         if not keep:
             Phi = _features(Xb, omega)
         E = Phi @ M                                        # BLAS gemm
-        E -= y[start:start + rows, None] * alpha_as        # E = ∂NLML/∂Φ, in place
         # H = E paired with (-sin, cos), without temporaries beyond H itself
         H = np.multiply(E[:, 1::2], Phi[:, 0::2])
         E2 = np.multiply(E[:, 0::2], Phi[:, 1::2], out=E[:, 0::2])
         H -= E2
         W += Xb.T @ H
+        C += (Xb * y[start:start + rows, None]).T @ Phi    # (X∘y)ᵀΦ, D x 2p
+    # The rank-one part -y(a/s)αᵀ of E, through C = (X∘y)ᵀΦ instead of an
+    # n x 2p pass: its H_ij is -y_i(α'_{2j+1} cos t_ij - α'_{2j} sin t_ij).
+    W -= C[:, 0::2] * alpha_as[1::2] - C[:, 1::2] * alpha_as[0::2]
     grad[1:1 + D] = -np.sum(omega * W, axis=1)
     out.grad_theta = grad
     out.grad_eps = (W / ls[:, None]).T
@@ -408,6 +415,12 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         semantics: the hyperparameters and the log marginal likelihood refer
         to the normalised targets; predictions are mapped back).  False
         fits y as given under a zero prior mean.
+    tol : float, default=1e-6
+        L-BFGS-B stops a run when an iteration lowers the NLML by less than
+        ``tol`` relative to its value (scipy's ``ftol``).  scipy's own
+        default, 2.2e-9, is far below the NLML's sampling noise: on Abalone
+        (p = 16, 32, 64; seeds 0-2; two restarts) 1e-6 gave the same test
+        RMSE to three decimals in half as many iterations.
     max_iter : int, default=1000
         L-BFGS-B iterations per run.  A run stopped by this limit is
         reported with a ``ConvergenceWarning`` if it is the one kept.
@@ -501,9 +514,9 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     def __init__(self, n_components: int = 100, *, length_scale=None,
                  signal_variance: float | None = None, noise_variance: float | None = None,
                  optimize_frequencies: bool = False, n_restarts: int = 0,
-                 n_frequency_draws: int = 10, normalize_y: bool = True, max_iter: int = 1000,
-                 block_size: int | None = None, random_state=None, callback=None,
-                 verbose: int = 0):
+                 n_frequency_draws: int = 10, normalize_y: bool = True, tol: float = 1e-6,
+                 max_iter: int = 1000, block_size: int | None = None, random_state=None,
+                 callback=None, verbose: int = 0):
         self.n_components = n_components
         self.length_scale = length_scale
         self.signal_variance = signal_variance
@@ -512,6 +525,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         self.n_restarts = n_restarts
         self.n_frequency_draws = n_frequency_draws
         self.normalize_y = normalize_y
+        self.tol = tol
         self.max_iter = max_iter
         self.block_size = block_size
         self.random_state = random_state
@@ -536,6 +550,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         n_restarts = check_int(self.n_restarts, "n_restarts", minimum=0)
         n_draws = check_int(self.n_frequency_draws, "n_frequency_draws")
         normalize_y = check_bool(self.normalize_y, "normalize_y")
+        tol = check_positive_float(self.tol, "tol")
         max_iter = check_int(self.max_iter, "max_iter", minimum=0)
         block_size = _check_block_size(self.block_size)
         if self.callback is not None and not callable(self.callback):
@@ -554,50 +569,71 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         lo, hi = np.log(HYPERPARAMETER_BOUNDS)
         bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
 
+        def one_run(restart: int, stream: np.random.Generator):
+            eps0 = None
+            best0 = np.inf
+            # The draws are ranked on at most DRAW_ROWS rows: a start, not a
+            # fit, need not cost n_draws passes over all the data.
+            Xd, yd = X, yn
+            if n > DRAW_ROWS:
+                rows = np.sort(stream.choice(n, DRAW_ROWS, replace=False))
+                Xd, yd = X[rows], yn[rows]
+            yyd = float(yd @ yd)
+            for _ in range(n_draws):
+                eps = stream.standard_normal((p, D))
+                value = _safe_nlml(Xd, yd, yyd, eps, theta0, block_size)
+                if eps0 is None or value < best0:
+                    eps0, best0 = eps, value
+            run = _Run(X, yn, yy, eps0, optimize_eps, block_size)
+            z0 = run.pack(theta0, eps0)
+            cb = None
+            if self.callback is not None:
+                def cb(xk):
+                    # scipy passes the iterate (an OptimizeResult only to a
+                    # callback whose one parameter is intermediate_result)
+                    run.iteration += 1
+                    theta, eps = run.unpack(getattr(xk, "x", xk))
+                    ev = run.evaluate_at(theta, eps)
+                    if np.isfinite(ev.nlml):
+                        self._set_state(ev, theta, eps)
+                        self.callback(self, restart, run.iteration)
+            if max_iter > 0:
+                res = minimize(run.fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
+                               callback=cb, options={"maxiter": max_iter, "ftol": tol})
+                z, nit, status = res.x, int(res.nit), int(res.status)
+            else:
+                z, nit, status = z0, 0, 0
+            theta, eps = run.unpack(z)
+            return run.evaluate_at(theta, eps), theta, eps, nit, status
+
+        streams = rng.spawn(n_restarts + 1)
+        serial = n * (2 * p) ** 2 <= SERIAL_FLOPS
+        # Small problems run on one BLAS thread each, so independent runs go
+        # to the cores in parallel (not with a callback, which may touch the
+        # estimator); every run has its own stream, so the result does not
+        # depend on the order in which they finish.
+        workers = min(len(streams), available_cores()) if (
+            serial and self.callback is None) else 1
         with _blas_limit(n, 2 * p), progress(n_restarts + 1, f"{type(self).__name__} runs",
                                              verbose) as bar:
-            best = None
-            finals = []
-            for restart, stream in enumerate(rng.spawn(n_restarts + 1)):
-                eps0 = None
-                best0 = np.inf
-                # The draws are ranked on at most DRAW_ROWS rows: a start,
-                # not a fit, need not cost n_draws passes over all the data.
-                Xd, yd = X, yn
-                if n > DRAW_ROWS:
-                    rows = np.sort(stream.choice(n, DRAW_ROWS, replace=False))
-                    Xd, yd = X[rows], yn[rows]
-                yyd = float(yd @ yd)
-                for _ in range(n_draws):
-                    eps = stream.standard_normal((p, D))
-                    value = _safe_nlml(Xd, yd, yyd, eps, theta0, block_size)
-                    if eps0 is None or value < best0:
-                        eps0, best0 = eps, value
-                run = _Run(X, yn, yy, eps0, optimize_eps, block_size)
-                z0 = run.pack(theta0, eps0)
-                cb = None
-                if self.callback is not None:
-                    def cb(xk, run=run, restart=restart):
-                        # scipy passes the iterate (an OptimizeResult only to
-                        # a callback whose one parameter is intermediate_result)
-                        run.iteration += 1
-                        theta, eps = run.unpack(getattr(xk, "x", xk))
-                        ev = run.evaluate_at(theta, eps)
-                        if np.isfinite(ev.nlml):
-                            self._set_state(ev, theta, eps)
-                            self.callback(self, restart, run.iteration)
-                if max_iter > 0:
-                    res = minimize(run.fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                                   callback=cb, options={"maxiter": max_iter})
-                    z, nit, status = res.x, int(res.nit), int(res.status)
-                else:
-                    z, nit, status = z0, 0, 0
-                theta, eps = run.unpack(z)
-                ev = run.evaluate_at(theta, eps)
-                finals.append(ev.nlml)
-                if best is None or ev.nlml < best[0].nlml:
-                    best = (ev, theta, eps, nit, status)
-                bar.update()
+            if workers > 1:
+                with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+                    futures = [pool.submit(one_run, r, st) for r, st in enumerate(streams)]
+                    for future in concurrent.futures.as_completed(futures):
+                        future.result()
+                        bar.update()
+                    results = [future.result() for future in futures]
+            else:
+                results = []
+                for r, st in enumerate(streams):
+                    results.append(one_run(r, st))
+                    bar.update()
+        finals = [result[0].nlml for result in results]
+        # The first run with the lowest NLML, as a sequential loop keeps it.
+        best = None
+        for result in results:
+            if best is None or result[0].nlml < best[0].nlml:
+                best = result
         ev, theta, eps, nit, status = best
         if not np.isfinite(ev.nlml):
             raise np.linalg.LinAlgError("SparseSpectrumGPRegressor: the NLML is not finite at "
