@@ -862,7 +862,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             held = n_given + np.sort(rng.choice(held.size, CONFIRM_ROWS, replace=False))
         rows = np.concatenate([given, held])
         whole = rows.size == n_all
-        features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
+        ceiling = np.inf if p["max_lifetime"] == "auto" else float(p["max_lifetime"])
+        # Grown to the second rung at once: every ladder climbs to it, and
+        # extending a forest that a learner reads would copy it.
+        features = MondrianFeatures(n_trees=n_trees, lifetime=min(2.0 * lifetime, ceiling),
                                     random_state=final_rng if whole else ladder_rng,
                                     n_jobs=n_jobs).fit(X_all if whole else X_all[rows])
         X, y = (X_all, y_all) if whole else (X_all[rows], y_all[rows])
@@ -873,7 +876,6 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             train[rng.choice(given.size, n_hold, replace=False)] = False
         val = np.flatnonzero(~train)
         y_mean = float(y[train].mean())
-        ceiling = np.inf if p["max_lifetime"] == "auto" else float(p["max_lifetime"])
         alphas = self._pilot_alphas(p, lifetime)
         events = split_events(features)
         learner = CGRidgePath(events, y - y_mean, alphas, train_mask=train,
@@ -889,7 +891,6 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             if k and lam <= lams[-1]:
                 stop = "max_lifetime"
                 break
-
             if lam > features.lifetime_:
                 if features.n_cells_ > AUTO_MAX_CELLS:
                     stop = "memory"
