@@ -30,7 +30,7 @@ import copy as _copy
 import weakref
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy
 from libc.math cimport isinf, sqrt
 from libc.stdint cimport int32_t, uint8_t
@@ -43,6 +43,7 @@ from ._c cimport (
     bitgen_t, mt_index, mt_forest, MT_OK, mt_forest_init, mt_forest_free,
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
+    mt_forest_insert,
     mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
     mt_forest_gram, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
     mt_forest_train_slices, mt_threads_release,
@@ -286,6 +287,19 @@ cdef class Forest:
         strides[1] = sizeof(mt_index)
         return self._view(self.f.perm, cnp.NPY_INT64, 2, shape, strides)
 
+    @property
+    def column_keys(self):
+        """Column key of each node (``c/forest.h``): the columns of the
+        feature matrix at any lifetime, numbered by key, keep their index
+        when points are inserted (:meth:`insert`).  A view of the stored
+        keys after an insertion; before it (a batch forest) the global ids,
+        as a new array."""
+        if self.f.key == NULL:
+            out = np.arange(self.f.n_nodes, dtype=np.int64)
+            out.flags.writeable = False
+            return out
+        return self._index_view(self.f.key, self.f.n_nodes)
+
     def tree(self, Py_ssize_t m):
         """Tree ``m`` as a :class:`TreeView` (node ids local to the tree)."""
         if not 0 <= m < <Py_ssize_t>self.f.n_trees:
@@ -334,6 +348,57 @@ cdef class Forest:
             self._grow(lifetime, nt, True)
         finally:
             self._growing = False
+        return self
+
+    def insert(self, X, n_threads=1):
+        """Insert the points ``X`` (C-contiguous float64, shape (n, D),
+        finite) into every tree by the conditional Mondrian and append them
+        to the forest's points (``c/insert.h``): the trees are then
+        distributed as if grown in batch on all the points.  Tree m draws
+        from its own stream, so the result does not depend on ``n_threads``
+        nor on how a stream of points is cut into batches.  Every tree is
+        renumbered (its nodes stay contiguous, a parent before its
+        children) and the nodes get :attr:`column_keys`.  Raises
+        ``BufferError`` if the forest is shared.  Returns self."""
+        cdef const double[:, ::1] Xv = X
+        if self.f.n_nodes == 0:
+            raise ValueError("the forest has no trees to insert into; fit it first")
+        if <size_t>Xv.shape[1] != self.f.n_features:
+            raise ValueError(f"X has {Xv.shape[1]} features, the forest has "
+                             f"{self.f.n_features}")
+        cdef size_t n = Xv.shape[0]
+        if n == 0:
+            return self
+        cdef int nt = check_threads(n_threads)
+        cdef Py_ssize_t m, M = self.f.n_trees
+        cdef int status
+        cdef bitgen_t **rngs
+        self._begin_growth()
+        try:
+            rngs = <bitgen_t **>malloc(M * sizeof(bitgen_t *))
+            if rngs == NULL:
+                raise MemoryError(f"Forest: {M} bit-generator pointers")
+            locks = []
+            try:
+                for m in range(M):
+                    rngs[m] = <bitgen_t *>PyCapsule_GetPointer(
+                        self._bit_generators[m].capsule, "BitGenerator")
+                for m in range(M):
+                    lock = self._bit_generators[m].lock
+                    lock.acquire()
+                    locks.append(lock)
+                with nogil:
+                    status = mt_forest_insert(&self.f, &Xv[0, 0], n, rngs, nt)
+            finally:
+                mt_threads_release()
+                for lock in locks:
+                    lock.release()
+                free(rngs)
+        finally:
+            self._growing = False
+        check_status(status, f"Forest.insert: {n} points of {self.f.n_features} features "
+                             f"into {M} trees",
+                     "X must be finite and the forest unrotated")
         return self
 
     cdef _grow(self, double lifetime, int n_threads, bint extend):
@@ -616,7 +681,8 @@ cdef class Forest:
                  "bit_generators": list(self._bit_generators),
                  "X": np.array(self.X), "perm": np.array(self.perm),
                  "lower": np.array(self.lower), "upper": np.array(self.upper),
-                 "rotation": None, "center": None}
+                 "rotation": None, "center": None,
+                 "key": None if self.f.key == NULL else np.array(self.column_keys)}
         for name in _INDEX_ARRAYS + _DOUBLE_ARRAYS:
             state[name] = np.array(getattr(self, name))
         cdef size_t d = self.f.n_features
@@ -658,6 +724,13 @@ cdef class Forest:
             if rotation.shape != (M, d, d) or center.shape != (d,):
                 raise ValueError(f"Forest state: rotation must have shape {(M, d, d)} and "
                                  f"center {(d,)}")
+        key = state.get("key")
+        if key is not None:
+            if not isinstance(key, np.ndarray) or key.dtype != np.int64 or \
+                    key.shape != (n_nodes,):
+                raise ValueError(f"Forest state: key must be an int64 array of shape "
+                                 f"({n_nodes},)")
+            arrays["key"] = np.ascontiguousarray(key)
         lifetime = float(state["lifetime"])
         self._begin_growth()
         try:
@@ -687,6 +760,14 @@ cdef class Forest:
         _copy_double(self.f.upper, arrays["upper"].reshape(-1))
         _copy_index(self.f.node_offset, arrays["node_offset"])
         _copy_double(self.f.X, arrays["X"].reshape(-1))
+        if "key" in arrays:
+            self.f.key = <mt_index *>calloc(max(self.f.node_capacity, <size_t>1),
+                                            sizeof(mt_index))
+            if self.f.key == NULL:
+                mt_forest_free(&self.f)
+                mt_forest_init(&self.f, M, d)
+                raise MemoryError("Forest state: the column keys")
+            _copy_index(self.f.key, arrays["key"])
         perm = arrays["perm"]
         for k in range(<Py_ssize_t>M):
             _copy_index(self.f.perm + k * self.f.point_capacity, perm[k])

@@ -36,6 +36,7 @@ void mt_forest_free(mt_forest *f)
     free(f->perm);
     free(f->rotation);
     free(f->center);
+    free(f->key);
     memset(f, 0, sizeof(*f));
 }
 
@@ -62,7 +63,9 @@ int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
         (s = mt_grow_zeroed((void **)&f->threshold, old, capacity, sizeof(double))) ||
         (s = mt_grow_zeroed((void **)&f->tau, old, capacity, sizeof(double))) ||
         (s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
-        (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double)))) {
+        (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double))) ||
+        (f->key != NULL &&
+         (s = mt_grow_zeroed((void **)&f->key, old, capacity, sizeof(mt_index))))) {
         return s;
     }
     f->node_capacity = capacity;
@@ -126,6 +129,8 @@ void mt_forest_clear(mt_forest *f)
     f->n_points = 0;
     f->lifetime = 0.0;
     memset(f->node_offset, 0, (f->n_trees + 1) * sizeof(mt_index));
+    free(f->key);
+    f->key = NULL;
 }
 
 int mt_forest_append_node(mt_forest *f, size_t m, mt_index parent,
@@ -196,7 +201,8 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src)
         (s = dup_array((void **)&dst->X, src->X, pcap * d, sizeof(double))) ||
         (s = dup_array((void **)&dst->perm, src->perm, pcap * M, sizeof(mt_index))) ||
         (s = dup_array((void **)&dst->rotation, src->rotation, M * d * d, sizeof(double))) ||
-        (s = dup_array((void **)&dst->center, src->center, d, sizeof(double)))) {
+        (s = dup_array((void **)&dst->center, src->center, d, sizeof(double))) ||
+        (s = dup_array((void **)&dst->key, src->key, cap, sizeof(mt_index)))) {
         mt_forest_free(dst);
         return s;
     }
@@ -347,6 +353,45 @@ static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen)
     return MT_OK;
 }
 
+/* Keys >= 0, each key's nodes one chain: a node whose key differs from its
+ * parent's (or a root) starts its key, which no other node may start, and
+ * at most one child continues its parent's key. */
+static int check_keys(const mt_forest *f)
+{
+    const size_t n = f->n_nodes;
+    unsigned char *started;
+    if (f->key == NULL) {
+        return MT_OK;
+    }
+    for (size_t j = 0; j < n; ++j) {
+        /* keys are < n_nodes: a batch forest's are its ids, and each
+         * insertion adds two nodes and at most one key */
+        if (f->key[j] < 0 || (size_t)f->key[j] >= n) {
+            return MT_ERR_STATE;
+        }
+        if (f->left[j] != MT_NONE && f->key[f->left[j]] == f->key[j] &&
+            f->key[f->right[j]] == f->key[j]) {
+            return MT_ERR_STATE;
+        }
+    }
+    started = calloc(n, 1);
+    if (started == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    for (size_t j = 0; j < n; ++j) {
+        mt_index p = f->parent[j];
+        if (p == MT_NONE || f->key[p] != f->key[j]) {
+            if (started[f->key[j]]) {
+                free(started);
+                return MT_ERR_STATE;
+            }
+            started[f->key[j]] = 1;
+        }
+    }
+    free(started);
+    return MT_OK;
+}
+
 int mt_forest_check(const mt_forest *f)
 {
     const size_t M = f->n_trees, d = f->n_features, n = f->n_points;
@@ -381,7 +426,7 @@ int mt_forest_check(const mt_forest *f)
             goto cleanup;
         }
     }
-    status = MT_OK;
+    status = check_keys(f);
 cleanup:
     free(seen);
     return status;

@@ -21,6 +21,16 @@
  * points can be appended without rebuilding), and per tree a permutation of
  * 0..n-1: tree m's is perm[m * point_capacity + k], k < n_points.
  *
+ * Column keys.  `key` is NULL for a forest grown in batch: the columns of
+ * the feature matrix at a lifetime are its active nodes in global-id order
+ * (lookup.h).  Insertion of points (insert.h) renumbers the nodes of every
+ * tree, so it gives every node a key instead (allocated on the first
+ * insertion, node_capacity entries): the columns stay numbered in key
+ * order, old columns keep their rank and new cells come last.  Nodes with
+ * one key form a chain from an ancestor down (a parent inserted above a
+ * node takes the node's key; the two are never active together).  Growing
+ * the trees (grow.h) drops the keys.
+ *
  * Transform.  A later extension works on a per-tree transform of the input,
  * x -> R_m (x - c): `rotation` (M x D x D, row-major, orthogonal blocks) and
  * `center` (D).  Both NULL means the identity, the only case the kernels
@@ -62,6 +72,9 @@ typedef struct {
     /* per-tree transform of the input; NULL = identity (see above) */
     double *rotation;      /* M x D x D or NULL                              */
     double *center;        /* D or NULL                                      */
+
+    /* column key of each node, NULL = the global id (see above) */
+    mt_index *key;         /* node_capacity entries or NULL                  */
 } mt_forest;
 
 /* An empty forest of n_trees trees over n_features dimensions (allocates
@@ -104,7 +117,8 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src);
  * split times (non-decreasing along paths, <= lifetime, +inf exactly at
  * leaves), split dimensions, thresholds (finite; a split's inside its box,
  * between its children's boxes), boxes nested and containing their points, each
- * perm row a permutation of 0..N-1, finite X, and the transform pair.
+ * perm row a permutation of 0..N-1, finite X, the transform pair, and the
+ * keys (if any: >= 0, every key's nodes one chain from an ancestor down).
  * Returns MT_OK, MT_ERR_STATE, or MT_ERR_NOMEM (it needs N bytes).
  */
 int mt_forest_check(const mt_forest *f);

@@ -292,6 +292,9 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     }
     f->n_nodes = total;
     f->lifetime = lifetime;
+    /* The trees are renumbered: columns follow global ids again. */
+    free(f->key);
+    f->key = NULL;
 cleanup:
     for (size_t m = 0; m < M; ++m) {
         scratch_free(&trees[m]);
