@@ -288,6 +288,12 @@ cdef class Forest:
         return self._view(self.f.perm, cnp.NPY_INT64, 2, shape, strides)
 
     @property
+    def has_column_keys(self):
+        """True once points were inserted (:meth:`insert`): the nodes have
+        stored :attr:`column_keys`."""
+        return self.f.key != NULL
+
+    @property
     def column_keys(self):
         """Column key of each node (``c/forest.h``): the columns of the
         feature matrix at any lifetime, numbered by key, keep their index
