@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as la
+from scipy.linalg import lapack
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -32,6 +33,11 @@ AUTO_CHOLESKY_MAX = 3000
 AUTO_GRAM_CHOLESKY_MAX = 6000
 
 _SOLVERS = ("auto", "cholesky", "cg")
+
+#: ``partial_fit`` updates the Cholesky factor R of ΦᵀΦ + αI by a block of b
+#: new rows (2·b·C² flops) while that is cheaper than factorising again from
+#: the Gram matrix of every point seen (C³/3 flops): while 6·b < C.
+ONLINE_UPDATE_RATIO = 6
 
 
 class RidgeSolution:
@@ -117,6 +123,17 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         return RidgeSolution(np.asarray(Phi.T @ beta), "cholesky-dual", 0)
     tol = check_positive_float(tol, "tol")
     max_iter = 10 * c if max_iter is None else check_int(max_iter, "max_iter")
+    coef, n_iter = _cg_normal(Phi, np.asarray(Phi.T @ y), alpha, tol=tol, max_iter=max_iter,
+                              x0=x0)
+    return RidgeSolution(coef, "cg", n_iter)
+
+
+def _cg_normal(Phi, rhs: np.ndarray, alpha: float, *, tol: float, max_iter: int,
+               x0: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Solve (ΦᵀΦ + αI)w = rhs by Jacobi-preconditioned conjugate gradients
+    (see :func:`ridge_solve`); returns the weights and the largest number of
+    iterations over the columns of ``rhs``."""
+    c = Phi.shape[1]
     # Φᵀ as a transposed view (no copy), and diag(ΦᵀΦ) from the stored entries:
     # the solver needs O(nnz(Φ)) memory beyond Φ only for a few vectors.
     Phi_t = Phi.T
@@ -129,7 +146,6 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         diag = np.einsum("ij,ij->j", Phi, Phi)
     inv_diag = 1.0 / (diag + alpha)
     precond = spla.LinearOperator((c, c), matvec=lambda r: inv_diag * r, dtype=np.float64)
-    rhs = np.asarray(Phi_t @ y)
     cols = rhs[:, None] if rhs.ndim == 1 else rhs
     out = np.empty_like(cols)
     iterations = []  # per target column
@@ -145,7 +161,7 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         if info != 0:
             raise RuntimeError(f"conjugate gradients did not reach tol={tol} in "
                                f"{max_iter} iterations; raise max_iter or use solver='cholesky'")
-    return RidgeSolution(out[:, 0] if rhs.ndim == 1 else out, "cg", max(iterations))
+    return (out[:, 0] if rhs.ndim == 1 else out), max(iterations)
 
 
 class MondrianKernelRidge(RegressorMixin, BaseEstimator):
@@ -193,6 +209,16 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     n_iter_ : int
         CG iterations (0 for Cholesky).
     n_features_in_ : int
+
+    Notes
+    -----
+    Online learning (paper Sec. 5): :meth:`partial_fit` inserts new points
+    into the trees (:meth:`MondrianFeatures.partial_fit`) and updates the
+    weights to the exact ridge solution on every point seen so far, with the
+    target centred by the mean of every target seen -- what ``fit`` on all
+    of them would give with the same trees.  New cells are new columns,
+    zero for every earlier point, appended after the existing ones, so the
+    earlier weights keep their indices.
     """
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, alpha: float = 1.0, *,
@@ -234,11 +260,102 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             solver = "cholesky"
         gram = features.gram() if solver == "cholesky" and c <= n else None
         sol = ridge_solve(Phi, y - mean, alpha, solver=solver, tol=self.tol, gram=gram)
+        # What partial_fit needs of these points (its factor is made on demand).
+        self._online = _OnlineRidge(n, y.sum(axis=0), np.asarray(Phi.T @ y),
+                                    np.asarray(Phi.T @ np.ones(n)), None)
         self.features_ = features
         self.coef_ = sol.coef
         self.intercept_ = mean
         self.solver_ = sol.solver
         self.n_iter_ = sol.n_iter
+        return self
+
+    def partial_fit(self, X, y) -> "MondrianKernelRidge":
+        """Learn from a new batch of points: exact online ridge (Sec. 5).
+
+        Before any ``fit`` this is ``fit(X, y)``.  Afterwards the points are
+        inserted into the trees (:meth:`MondrianFeatures.partial_fit`: the
+        forest stays distributed as one grown in batch on every point seen)
+        and the weights become the ridge solution on every point seen,
+        ŵ = (ΦᵀΦ + αI)⁻¹Φᵀ(y - ȳ), ȳ the mean of every target seen.
+
+        The exact update keeps the upper Cholesky factor R (RᵀR = ΦᵀΦ + αI)
+        and the sums Φᵀy, Φᵀ1, Σy.  At any lifetime an insertion only adds
+        cells (a new point never moves an earlier one to another cell;
+        ``c/insert.h``), and the new columns are zero for every earlier
+        point, so before the new rows are counted the matrix is
+        diag(ΦᵀΦ + αI, αI) and its factor diag(R, √α·I): the columns are
+        added in O(C·k) without touching R.  The b new rows φᵢ then give
+        R'ᵀR' = RᵀR + Σᵢ φᵢφᵢᵀ: b rank-1 updates, done together as the QR
+        factorisation of R stacked on the b × C block of rows (LAPACK's
+        ``dtpqrt``, Householder reflections, 2·b·C² flops).  When
+        ``ONLINE_UPDATE_RATIO``·b ≥ C, factorising ΦᵀΦ + αI again (C³/3
+        flops, ΦᵀΦ from the trees) is cheaper and is done instead.  Then
+        ŵ costs two triangular solves.  Memory: C² doubles for R, so with
+        ``solver='auto'`` this route is taken while C ≤ 6000
+        (``AUTO_GRAM_CHOLESKY_MAX``, as ``fit``).
+
+        Above that size (or with ``solver='cg'``) the weights are found by
+        conjugate gradients on the features of every point seen (kept by
+        the forest), warm-started at the previous weights padded with zeros
+        for the new columns (the new cells' weights start at 0, which keeps
+        every earlier point's prediction), to the relative tolerance
+        ``tol``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Required; as many targets as in ``fit``.
+
+        Returns
+        -------
+        self
+        """
+        if not hasattr(self, "coef_"):
+            return self.fit(X, y)
+        alpha = check_positive_float(self.alpha, "alpha")
+        if self.solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
+        tol = check_positive_float(self.tol, "tol")
+        if y is None:
+            raise ValueError("MondrianKernelRidge.partial_fit requires y (the targets of X)")
+        X, y = check_array_input(self, X, reset=False, y=y, y_numeric=True)
+        y = y.astype(np.float64, copy=False)
+        if y.ndim != self.coef_.ndim or (y.ndim == 2 and y.shape[1] != self.coef_.shape[1]):
+            raise ValueError(f"y has shape {y.shape}, but the model was fitted on "
+                             f"{'one target' if self.coef_.ndim == 1 else f'{self.coef_.shape[1]} targets'}")
+        state = self._online
+        features = self.features_
+        features.partial_fit(X)
+        Phi = features.transform(X)
+        b, c = Phi.shape
+        state.add(Phi, y)
+        mean = state.y_sum / state.n
+        rhs = state.phi_t_y - np.multiply.outer(state.phi_t_1, mean)
+        exact = self.solver == "cholesky" or (self.solver == "auto"
+                                              and c <= AUTO_GRAM_CHOLESKY_MAX)
+        if exact:
+            if (state.factor is None or state.alpha != alpha
+                    or ONLINE_UPDATE_RATIO * b >= c):
+                state.factor = _factor(features, alpha)
+                state.alpha = alpha
+            else:
+                state.factor = _factor_update(state.factor, Phi, alpha)
+            R = state.factor
+            z = la.solve_triangular(R, rhs, trans="T", lower=False, check_finite=False)
+            coef = la.solve_triangular(R, z, lower=False, check_finite=False)
+            solver, n_iter = "cholesky-primal", 0
+        else:
+            state.factor = None
+            x0 = _pad_rows(self.coef_, c)
+            coef, n_iter = _cg_normal(features.training_features(), rhs, alpha, tol=tol,
+                                      max_iter=10 * c, x0=x0)
+            solver = "cg"
+        self.coef_ = coef
+        self.intercept_ = mean
+        self.solver_ = solver
+        self.n_iter_ = n_iter
         return self
 
     def predict(self, X) -> np.ndarray:
@@ -261,3 +378,64 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         tags.input_tags.sparse = False
         tags.target_tags.multi_output = True
         return tags
+
+
+class _OnlineRidge:
+    """What :meth:`MondrianKernelRidge.partial_fit` keeps of every point seen:
+    their number n, Σy, Φᵀy and Φᵀ1 (columns in the stable numbering of
+    :meth:`MondrianFeatures.partial_fit`), and the upper Cholesky factor of
+    ΦᵀΦ + αI with the α it was made for (None until the exact route needs
+    it, or on the CG route)."""
+
+    __slots__ = ("n", "y_sum", "phi_t_y", "phi_t_1", "factor", "alpha")
+
+    def __init__(self, n, y_sum, phi_t_y, phi_t_1, factor, alpha=None):
+        self.n = n
+        self.y_sum = y_sum
+        self.phi_t_y = phi_t_y
+        self.phi_t_1 = phi_t_1
+        self.factor = factor
+        self.alpha = alpha
+
+    def add(self, Phi, y: np.ndarray) -> None:
+        """Count the rows Φ (with new columns appended) and their targets y."""
+        c = Phi.shape[1]
+        self.phi_t_y = _pad_rows(self.phi_t_y, c) + np.asarray(Phi.T @ y)
+        self.phi_t_1 = _pad_rows(self.phi_t_1, c) + np.asarray(Phi.T @ np.ones(Phi.shape[0]))
+        self.n += Phi.shape[0]
+        self.y_sum = self.y_sum + y.sum(axis=0)
+
+
+def _pad_rows(a: np.ndarray, c: int) -> np.ndarray:
+    """``a`` with zero rows appended up to ``c`` rows (new columns' weights)."""
+    if a.shape[0] == c:
+        return a
+    out = np.zeros((c,) + a.shape[1:], dtype=np.float64)
+    out[: a.shape[0]] = a
+    return out
+
+
+def _factor(features: MondrianFeatures, alpha: float) -> np.ndarray:
+    """Upper Cholesky factor R (Fortran order) of ΦᵀΦ + αI, ΦᵀΦ from the trees."""
+    A = features.gram()
+    A[np.diag_indices_from(A)] += alpha
+    # A is symmetric: its transpose is the Fortran-ordered matrix LAPACK
+    # factorises in place.
+    return la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False)
+
+
+def _factor_update(R: np.ndarray, Phi, alpha: float) -> np.ndarray:
+    """Factor of RᵀR (padded by √α·I to Phi's columns) + ΦᵀΦ: the QR of
+    [R; Φ] (LAPACK dtpqrt), whose triangular factor is the new R."""
+    c_old, c = R.shape[0], Phi.shape[1]
+    if c > c_old:
+        grown = np.zeros((c, c), dtype=np.float64, order="F")
+        grown[:c_old, :c_old] = R
+        new = np.arange(c_old, c)
+        grown[new, new] = np.sqrt(alpha)
+        R = grown
+    B = np.asfortranarray(Phi.toarray() if sp.issparse(Phi) else Phi, dtype=np.float64)
+    R, _, _, info = lapack.dtpqrt(0, min(32, c), R, B, overwrite_a=1, overwrite_b=1)
+    if info != 0:
+        raise RuntimeError(f"LAPACK dtpqrt failed (info={info})")
+    return R
