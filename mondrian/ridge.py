@@ -16,8 +16,8 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array_input, check_int, check_positive_float
-from .features.mondrian import MondrianFeatures
+from ._validation import check_array_input, check_int, check_positive_float, resolve_n_jobs
+from .features.mondrian import MondrianFeatures, _column_rank
 
 __all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
 
@@ -338,13 +338,15 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         if exact:
             if (state.factor is None or state.alpha != alpha
                     or ONLINE_UPDATE_RATIO * b >= c):
-                state.factor = _factor(features, alpha)
+                state.factor, state.order = _factor(features, alpha)
                 state.alpha = alpha
             else:
-                state.factor = _factor_update(state.factor, Phi, alpha)
-            R = state.factor
-            z = la.solve_triangular(R, rhs, trans="T", lower=False, check_finite=False)
-            coef = la.solve_triangular(R, z, lower=False, check_finite=False)
+                state.factor, state.order = _factor_update(state.factor, state.order, Phi,
+                                                           alpha)
+            R, order = state.factor, state.order
+            z = la.solve_triangular(R, rhs[order], trans="T", lower=False, check_finite=False)
+            coef = np.empty_like(rhs)
+            coef[order] = la.solve_triangular(R, z, lower=False, check_finite=False)
             solver, n_iter = "cholesky-primal", 0
         else:
             state.factor = None
@@ -385,17 +387,20 @@ class _OnlineRidge:
     their number n, Σy, Φᵀy and Φᵀ1 (columns in the stable numbering of
     :meth:`MondrianFeatures.partial_fit`), and the upper Cholesky factor of
     ΦᵀΦ + αI with the α it was made for (None until the exact route needs
-    it, or on the CG route)."""
+    it, or on the CG route).  The factor's rows are the columns ``order``
+    (row r is column order[r]): the trees' own column order at its last
+    factorisation, then the columns appended since."""
 
-    __slots__ = ("n", "y_sum", "phi_t_y", "phi_t_1", "factor", "alpha")
+    __slots__ = ("n", "y_sum", "phi_t_y", "phi_t_1", "factor", "order", "alpha")
 
-    def __init__(self, n, y_sum, phi_t_y, phi_t_1, factor, alpha=None):
+    def __init__(self, n, y_sum, phi_t_y, phi_t_1, factor):
         self.n = n
         self.y_sum = y_sum
         self.phi_t_y = phi_t_y
         self.phi_t_1 = phi_t_1
         self.factor = factor
-        self.alpha = alpha
+        self.order = None
+        self.alpha = None
 
     def add(self, Phi, y: np.ndarray) -> None:
         """Count the rows Φ (with new columns appended) and their targets y."""
@@ -415,18 +420,25 @@ def _pad_rows(a: np.ndarray, c: int) -> np.ndarray:
     return out
 
 
-def _factor(features: MondrianFeatures, alpha: float) -> np.ndarray:
-    """Upper Cholesky factor R (Fortran order) of ΦᵀΦ + αI, ΦᵀΦ from the trees."""
-    A = features.gram()
+def _factor(features: MondrianFeatures, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Upper Cholesky factor R (Fortran order) of ΦᵀΦ + αI, ΦᵀΦ from the trees
+    in their own column order (no C x C permutation), and that order as
+    stable column numbers (see :class:`_OnlineRidge`)."""
+    lam = features.lifetime_
+    A = features.forest_.gram(lam, resolve_n_jobs(features.n_jobs))
+    rank = _column_rank(features.forest_, lam)
+    order = np.arange(A.shape[0]) if rank is None else rank
     A[np.diag_indices_from(A)] += alpha
     # A is symmetric: its transpose is the Fortran-ordered matrix LAPACK
     # factorises in place.
-    return la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False)
+    return la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False), order
 
 
-def _factor_update(R: np.ndarray, Phi, alpha: float) -> np.ndarray:
+def _factor_update(R: np.ndarray, order: np.ndarray, Phi,
+                   alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Factor of RᵀR (padded by √α·I to Phi's columns) + ΦᵀΦ: the QR of
-    [R; Φ] (LAPACK dtpqrt), whose triangular factor is the new R."""
+    [R; Φ] (LAPACK dtpqrt), whose triangular factor is the new R; new
+    columns are appended to ``order``."""
     c_old, c = R.shape[0], Phi.shape[1]
     if c > c_old:
         grown = np.zeros((c, c), dtype=np.float64, order="F")
@@ -434,8 +446,10 @@ def _factor_update(R: np.ndarray, Phi, alpha: float) -> np.ndarray:
         new = np.arange(c_old, c)
         grown[new, new] = np.sqrt(alpha)
         R = grown
-    B = np.asfortranarray(Phi.toarray() if sp.issparse(Phi) else Phi, dtype=np.float64)
+        order = np.concatenate([order, new])
+    dense = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
+    B = np.asfortranarray(dense[:, order], dtype=np.float64)
     R, _, _, info = lapack.dtpqrt(0, min(32, c), R, B, overwrite_a=1, overwrite_b=1)
     if info != 0:
         raise RuntimeError(f"LAPACK dtpqrt failed (info={info})")
-    return R
+    return R, order
