@@ -449,7 +449,8 @@ def _factor_update(R: np.ndarray, order: np.ndarray, Phi,
         order = np.concatenate([order, new])
     dense = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
     B = np.asfortranarray(dense[:, order], dtype=np.float64)
-    R, _, _, info = lapack.dtpqrt(0, min(32, c), R, B, overwrite_a=1, overwrite_b=1)
+    R, _, _, info = lapack.dtpqrt(0, max(1, min(32, B.shape[0], c)), R, B, overwrite_a=1,
+                                   overwrite_b=1)
     if info != 0:
         raise RuntimeError(f"LAPACK dtpqrt failed (info={info})")
     return R, order
