@@ -16,7 +16,8 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array_input, check_int, check_positive_float, resolve_n_jobs
+from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
+                          resolve_n_jobs)
 from .features.mondrian import MondrianFeatures, _column_rank
 
 __all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
@@ -196,6 +197,16 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads for the trees and features (None or -1: all cores; capped at the
         cores available).
+    store_points : bool, default=True
+        Keep the training points in the forest (see
+        :class:`~mondrian.MondrianFeatures`).  With ``False`` memory is
+        O(nodes + C²) however long the stream: ``fit`` factorises
+        ΦᵀΦ + αI at once and ``partial_fit`` only updates that factor, so
+        the exact route is always taken (``solver='cg'`` is refused).
+    max_nodes : int or None, default=None
+        Cap on each tree's nodes for ``partial_fit`` (see
+        :class:`~mondrian.MondrianFeatures`); with it C, hence memory, stays
+        bounded over a stream.
 
     Attributes
     ----------
@@ -223,7 +234,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, alpha: float = 1.0, *,
                  solver: str = "auto", tol: float = 1e-8, random_state=None,
-                 n_jobs: int | None = None):
+                 n_jobs: int | None = None, store_points: bool = True,
+                 max_nodes: int | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.alpha = alpha
@@ -231,6 +243,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.store_points = store_points
+        self.max_nodes = max_nodes
 
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
@@ -248,10 +262,15 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         check_positive_float(self.tol, "tol")
+        store_points = check_bool(self.store_points, "store_points")
+        if not store_points and self.solver == "cg":
+            raise ValueError("store_points=False needs the exact solver (the factor is "
+                             "updated without the points); use solver='auto' or 'cholesky'")
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = y.astype(np.float64, copy=False)
         features = MondrianFeatures(n_trees=self.n_trees, lifetime=self.lifetime,
-                                    random_state=self.random_state, n_jobs=self.n_jobs)
+                                    random_state=self.random_state, n_jobs=self.n_jobs,
+                                    max_nodes=self.max_nodes)
         Phi = features.fit_transform(X)
         mean = y.mean(axis=0)
         n, c = Phi.shape
@@ -260,9 +279,16 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             solver = "cholesky"
         gram = features.gram() if solver == "cholesky" and c <= n else None
         sol = ridge_solve(Phi, y - mean, alpha, solver=solver, tol=self.tol, gram=gram)
-        # What partial_fit needs of these points (its factor is made on demand).
-        self._online = _OnlineRidge(n, y.sum(axis=0), np.asarray(Phi.T @ y),
-                                    np.asarray(Phi.T @ np.ones(n)), None)
+        # What partial_fit needs of these points (its factor is made on demand,
+        # or now if the points are not kept).
+        online = _OnlineRidge(n, y.sum(axis=0), np.asarray(Phi.T @ y),
+                              np.asarray(Phi.T @ np.ones(n)), None)
+        if not store_points:
+            online.factor, online.order = _factor(features, alpha)
+            online.alpha = alpha
+            features.set_params(store_points=False)
+            features.forest_.drop_points()
+        self._online = online
         self.features_ = features
         self.coef_ = sol.coef
         self.intercept_ = mean
@@ -302,6 +328,9 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         every earlier point's prediction), to the relative tolerance
         ``tol``.
 
+        With ``store_points=False`` the factor is always updated (it cannot
+        be made again without the points), whatever C.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -322,22 +351,27 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             raise ValueError("MondrianKernelRidge.partial_fit requires y (the targets of X)")
         X, y = check_array_input(self, X, reset=False, y=y, y_numeric=True)
         y = y.astype(np.float64, copy=False)
+        state = self._online
+        features = self.features_
+        stores = features.forest_.stores_points
+        if not stores and (self.solver == "cg" or alpha != state.alpha):
+            raise ValueError("the model keeps no training points (store_points=False): "
+                             "its factor can only be updated, with the alpha and exact "
+                             f"solver of fit (alpha={state.alpha!r}); refit to change them")
         if y.ndim != self.coef_.ndim or (y.ndim == 2 and y.shape[1] != self.coef_.shape[1]):
             raise ValueError(f"y has shape {y.shape}, but the model was fitted on "
                              f"{'one target' if self.coef_.ndim == 1 else f'{self.coef_.shape[1]} targets'}")
-        state = self._online
-        features = self.features_
         features.partial_fit(X)
         Phi = features.transform(X)
         b, c = Phi.shape
         state.add(Phi, y)
         mean = state.y_sum / state.n
         rhs = state.phi_t_y - np.multiply.outer(state.phi_t_1, mean)
-        exact = self.solver == "cholesky" or (self.solver == "auto"
-                                              and c <= AUTO_GRAM_CHOLESKY_MAX)
+        exact = self.solver == "cholesky" or (
+            self.solver == "auto" and (c <= AUTO_GRAM_CHOLESKY_MAX or not stores))
         if exact:
             if (state.factor is None or state.alpha != alpha
-                    or ONLINE_UPDATE_RATIO * b >= c):
+                    or (stores and ONLINE_UPDATE_RATIO * b >= c)):
                 state.factor, state.order = _factor(features, alpha)
                 state.alpha = alpha
             else:

@@ -405,3 +405,72 @@ def test_online_ridge_identical_for_one_and_two_threads(rng):
         out.append((model.coef_, model.predict(X)))
     np.testing.assert_array_equal(out[0][0], out[1][0])
     np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+# ------------------------------------------------------- streams, node caps
+def test_store_points_false_keeps_the_trees_and_refuses_point_readers(rng):
+    X = rng.random((900, 3))
+    kept = MondrianFeatures(6, 3.0, random_state=1).fit(X[:100])
+    lean = MondrianFeatures(6, 3.0, random_state=1, store_points=False).fit(X[:100])
+    for a in range(100, 900, 200):
+        kept.partial_fit(X[a:a + 200])
+        lean.partial_fit(X[a:a + 200])
+    f, g = kept.forest_, lean.forest_
+    assert not g.stores_points and g.n_points == f.n_points == 900
+    for name in NODE_ARRAYS:
+        if name not in ("X", "perm"):
+            np.testing.assert_array_equal(getattr(g, name), getattr(f, name), err_msg=name)
+    np.testing.assert_array_equal(lean.transform(X).toarray(), kept.transform(X).toarray())
+    for call in (lean.training_features, lean.gram, lambda: lean.extend(4.0),
+                 lambda: split_events(lean).node_sums(np.ones(900)), lambda: g.X):
+        with pytest.raises(ValueError, match="store_points=False"):
+            call()
+    h = pickle.loads(pickle.dumps(g))      # the C check of a forest without points
+    assert h.n_points == 900 and not h.stores_points
+    np.testing.assert_array_equal(h.end - h.start, g.end - g.start)
+    # fit_transform gives the training features before the points are dropped.
+    Phi = MondrianFeatures(6, 3.0, random_state=1, store_points=False).fit_transform(X[:100])
+    np.testing.assert_array_equal(Phi.toarray(), kept.transform(X[:100], 3.0).toarray()
+                                  [:, :Phi.shape[1]])
+
+
+def test_ridge_without_points_equals_ridge_with_points(rng):
+    X = rng.random((800, 2))
+    y = np.sin(5 * X[:, 0]) * X[:, 1]
+    models = [MondrianKernelRidge(8, 3.0, alpha=0.3, random_state=0, store_points=s)
+              for s in (True, False)]
+    for model in models:
+        model.partial_fit(X[:100], y[:100])
+        for a in range(100, 800, 70):
+            model.partial_fit(X[a:a + 70], y[a:a + 70])
+    np.testing.assert_allclose(models[1].coef_, models[0].coef_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="exact solver"):
+        MondrianKernelRidge(store_points=False, solver="cg").fit(X, y)
+    lean = models[1].set_params(alpha=1.0)
+    before = lean.coef_.copy()
+    with pytest.raises(ValueError, match="store_points=False"):
+        lean.partial_fit(X[:5], y[:5])
+    np.testing.assert_array_equal(lean.coef_, before)
+
+
+def test_node_cap_bounds_memory_over_a_long_stream():
+    """10⁶ points streamed into trees capped at 255 nodes, without points:
+    the node count and the allocated node capacity stop growing once the
+    cap is reached (memory O(nodes), not O(points)), and the features of the
+    stream's points stay exact (value 1/√M: every point is in its cells)."""
+    rng = np.random.default_rng(3)
+    mf = MondrianFeatures(5, 20.0, random_state=0, store_points=False, max_nodes=255)
+    mf.partial_fit(rng.random((100, 2)))
+    capacity = {}
+    for k in range(100):
+        batch = rng.random((10_000, 2))
+        mf.partial_fit(batch)
+        assert np.all(np.diff(mf.forest_.node_offset) <= 255)
+        if k in (9, 99):
+            capacity[k] = mf.forest_.node_capacity
+    f = mf.forest_
+    assert f.n_points == 1_000_100 and not f.stores_points
+    assert np.all(np.diff(f.node_offset) >= 253)       # the cap was reached
+    assert capacity[9] == capacity[99] and f.n_nodes <= 5 * 255
+    Phi = mf.transform(batch[:500])
+    np.testing.assert_array_equal(Phi.data, np.full(2500, 1 / np.sqrt(5)))

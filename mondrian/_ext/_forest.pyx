@@ -43,7 +43,7 @@ from ._c cimport (
     bitgen_t, mt_index, mt_forest, MT_OK, mt_forest_init, mt_forest_free,
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
-    mt_forest_insert,
+    mt_forest_insert, mt_forest_drop_points,
     mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
     mt_forest_gram, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
     mt_forest_train_slices, mt_threads_release,
@@ -271,14 +271,27 @@ cdef class Forest:
         return self._double_view(self.f.upper, self.f.n_nodes, self.f.n_features)
 
     @property
+    def stores_points(self):
+        """False once :meth:`drop_points` freed the points and permutations."""
+        return self.f.X != NULL or self.f.n_nodes == 0
+
+    cdef int _require_points(self, str what) except -1:
+        if self.f.n_nodes > 0 and self.f.X == NULL:
+            raise ValueError(f"{what}: this forest keeps no training points "
+                             f"(store_points=False)")
+        return 0
+
+    @property
     def X(self):
         """The forest's own copy of the points, shape (n_points, D)."""
+        self._require_points("Forest.X")
         return self._double_view(self.f.X, self.f.n_points, self.f.n_features)
 
     @property
     def perm(self):
         """Point permutations, shape (M, n_points): node j of tree m holds
         the points ``perm[m, start[j]:end[j]]``."""
+        self._require_points("Forest.perm")
         cdef cnp.npy_intp shape[2]
         cdef cnp.npy_intp strides[2]
         shape[0] = <cnp.npy_intp>self.f.n_trees
@@ -345,6 +358,7 @@ cdef class Forest:
         ``node_offset``.  Raises ``BufferError`` if the forest is shared."""
         if self.f.n_nodes == 0:
             raise ValueError("the forest has no trees to extend; fit it first")
+        self._require_points("Forest.extend")
         if not (lifetime >= self.f.lifetime) or isinf(lifetime):
             raise ValueError(f"lifetime must be finite and >= {self.f.lifetime}, got "
                              f"{lifetime}")
@@ -356,7 +370,7 @@ cdef class Forest:
             self._growing = False
         return self
 
-    def insert(self, X, n_threads=1):
+    def insert(self, X, n_threads=1, Py_ssize_t max_nodes=0):
         """Insert the points ``X`` (C-contiguous float64, shape (n, D),
         finite) into every tree by the conditional Mondrian and append them
         to the forest's points (``c/insert.h``): the trees are then
@@ -365,8 +379,12 @@ cdef class Forest:
         nor on how a stream of points is cut into batches.  Every tree is
         renumbered (its nodes stay contiguous, a parent before its
         children) and the nodes get :attr:`column_keys`.  Raises
-        ``BufferError`` if the forest is shared.  Returns self."""
+        ``BufferError`` if the forest is shared.  ``max_nodes`` > 0 caps
+        every tree's nodes (``c/insert.h``: at the cap points only enlarge
+        boxes and join leaves).  Returns self."""
         cdef const double[:, ::1] Xv = X
+        if max_nodes < 0:
+            raise ValueError(f"max_nodes must be >= 0, got {max_nodes}")
         if self.f.n_nodes == 0:
             raise ValueError("the forest has no trees to insert into; fit it first")
         if <size_t>Xv.shape[1] != self.f.n_features:
@@ -394,7 +412,8 @@ cdef class Forest:
                     lock.acquire()
                     locks.append(lock)
                 with nogil:
-                    status = mt_forest_insert(&self.f, &Xv[0, 0], n, rngs, nt)
+                    status = mt_forest_insert(&self.f, &Xv[0, 0], n, <size_t>max_nodes,
+                                              rngs, nt)
             finally:
                 mt_threads_release()
                 for lock in locks:
@@ -405,6 +424,22 @@ cdef class Forest:
         check_status(status, f"Forest.insert: {n} points of {self.f.n_features} features "
                              f"into {M} trees",
                      "X must be finite and the forest unrotated")
+        return self
+
+    def drop_points(self):
+        """Free the forest's points and permutations, keeping the nodes
+        (boxes, times, counts as slices of a virtual permutation): memory
+        O(nodes).  The forest still gives features of any point and takes
+        insertions, but no longer the training points' features, the Gram
+        matrix, split-event sums nor growth.  Raises ``BufferError`` if
+        shared."""
+        if self.f.n_nodes == 0:
+            raise ValueError("the forest has no trees; fit it first")
+        self._begin_growth()
+        try:
+            mt_forest_drop_points(&self.f)
+        finally:
+            self._growing = False
         return self
 
     cdef _grow(self, double lifetime, int n_threads, bint extend):
@@ -519,6 +554,8 @@ cdef class Forest:
         int32 when they fit, else int64.
         """
         cdef int nt = check_threads(n_threads)
+        if X is None:
+            self._require_points("the training points' features")
         col_of_node, col_offset = self.active_columns(lifetime)
         cdef mt_index[::1] co = col_offset, cn = col_of_node
         cdef const double[:, ::1] Xv
@@ -578,6 +615,7 @@ cdef class Forest:
         (C, C) float64 array plus N·M int32 labels.
         """
         cdef int nt = check_threads(n_threads)
+        self._require_points("the Gram matrix")
         col_of_node, col_offset = self.active_columns(lifetime)
         cdef Py_ssize_t C = int(col_offset[self.f.n_trees])
         gram = np.zeros((C, C), dtype=np.float64)
@@ -636,6 +674,7 @@ cdef class Forest:
     def node_sums(self, values):
         """Σ of ``values`` (one per point) over every node's points, shape
         (n_nodes,) (prefix sums along each tree's permutation)."""
+        self._require_points("Forest.node_sums")
         cdef const double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
         if <size_t>v.shape[0] != self.f.n_points or self.f.n_nodes == 0:
             raise ValueError(f"values must have shape ({self.f.n_points},), got "
@@ -656,6 +695,7 @@ cdef class Forest:
         """Every tree's permutation restricted to the points with
         ``is_train`` (M x N_train, int32) and every node's slice of it
         (tstart, tend: int64, shape (n_nodes,))."""
+        self._require_points("Forest.train_slices")
         mask = np.ascontiguousarray(is_train, dtype=np.uint8)
         if mask.shape != (self.f.n_points,) or self.f.n_nodes == 0:
             raise ValueError(f"is_train must have shape ({self.f.n_points},)")
@@ -685,7 +725,9 @@ cdef class Forest:
         state = {"version": _STATE_VERSION, "lifetime": self.f.lifetime,
                  "node_offset": np.array(self.node_offset),
                  "bit_generators": list(self._bit_generators),
-                 "X": np.array(self.X), "perm": np.array(self.perm),
+                 "n_points": self.f.n_points,
+                 "X": np.array(self.X) if self.f.X != NULL else None,
+                 "perm": np.array(self.perm) if self.f.X != NULL else None,
                  "lower": np.array(self.lower), "upper": np.array(self.upper),
                  "rotation": None, "center": None,
                  "key": None if self.f.key == NULL else np.array(self.column_keys)}
@@ -704,18 +746,27 @@ cdef class Forest:
             raise ValueError("Forest state has an unknown format")
         cdef size_t M = self.f.n_trees, d = self.f.n_features
         arrays = {}
+        points = state.get("X") is not None or state.get("perm") is not None
         for name, dtype in ([(k, np.int64) for k in _INDEX_ARRAYS + ("node_offset", "perm")]
                             + [(k, np.float64) for k in _DOUBLE_ARRAYS
                                + ("lower", "upper", "X")]):
+            if name in ("X", "perm") and not points:
+                continue
             a = state[name]
             if not isinstance(a, np.ndarray) or a.dtype != dtype:
                 raise ValueError(f"Forest state: {name} must be a {np.dtype(dtype)} array")
             arrays[name] = np.ascontiguousarray(a)
         n_nodes = arrays["parent"].shape[0]
-        n_points = arrays["X"].shape[0]
+        if points:
+            n_points = arrays["X"].shape[0]
+        else:
+            n_points = state.get("n_points")
+            if not isinstance(n_points, (int, np.integer)) or n_points < 1:
+                raise ValueError("Forest state: a forest without points needs n_points >= 1")
         shapes = {k: (n_nodes,) for k in _INDEX_ARRAYS + _DOUBLE_ARRAYS}
-        shapes.update(node_offset=(M + 1,), perm=(M, n_points), lower=(n_nodes, d),
-                      upper=(n_nodes, d), X=(n_points, d))
+        shapes.update(node_offset=(M + 1,), lower=(n_nodes, d), upper=(n_nodes, d))
+        if points:
+            shapes.update(perm=(M, n_points), X=(n_points, d))
         for name, shape in shapes.items():
             if arrays[name].shape != shape:
                 raise ValueError(f"Forest state: {name} must have shape {shape}, got "
@@ -750,8 +801,9 @@ cdef class Forest:
         cdef size_t M = self.f.n_trees, d = self.f.n_features
         mt_forest_free(&self.f)
         check_status(mt_forest_init(&self.f, M, d), "Forest state")
+        cdef bint points = "X" in arrays
         cdef int status = mt_forest_reserve_nodes(&self.f, n_nodes)
-        if status == MT_OK:
+        if status == MT_OK and points:
             status = mt_forest_reserve_points(&self.f, n_points)
         check_status(status, f"Forest state: {n_nodes} nodes and {n_points} points")
         cdef mt_index *index_ptrs[7]
@@ -765,7 +817,11 @@ cdef class Forest:
         _copy_double(self.f.lower, arrays["lower"].reshape(-1))
         _copy_double(self.f.upper, arrays["upper"].reshape(-1))
         _copy_index(self.f.node_offset, arrays["node_offset"])
-        _copy_double(self.f.X, arrays["X"].reshape(-1))
+        if points:
+            _copy_double(self.f.X, arrays["X"].reshape(-1))
+            perm = arrays["perm"]
+            for k in range(<Py_ssize_t>M):
+                _copy_index(self.f.perm + k * self.f.point_capacity, perm[k])
         if "key" in arrays:
             self.f.key = <mt_index *>calloc(max(self.f.node_capacity, <size_t>1),
                                             sizeof(mt_index))
@@ -774,9 +830,6 @@ cdef class Forest:
                 mt_forest_init(&self.f, M, d)
                 raise MemoryError("Forest state: the column keys")
             _copy_index(self.f.key, arrays["key"])
-        perm = arrays["perm"]
-        for k in range(<Py_ssize_t>M):
-            _copy_index(self.f.perm + k * self.f.point_capacity, perm[k])
         if rotation is not None:
             self.f.rotation = <double *>malloc(M * d * d * sizeof(double))
             self.f.center = <double *>malloc(d * sizeof(double))

@@ -26,8 +26,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._ext._forest import Forest
 from .._progress import check_verbose, progress
-from .._validation import (available_memory, check_array_input, check_int, check_lifetime,
-                          check_random_generator, format_bytes, resolve_n_jobs)
+from .._validation import (available_memory, check_array_input, check_bool, check_int,
+                          check_lifetime, check_random_generator, format_bytes,
+                          resolve_n_jobs)
 
 __all__ = ["MondrianFeatures"]
 
@@ -68,6 +69,22 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         and the time on stderr (a tqdm bar if tqdm is installed).  The trees
         are grown in one parallel call of the C core, so the report has two
         points, before and after.  Results do not depend on it.
+    store_points : bool, default=True
+        Keep a copy of the training points in the forest.  ``False`` is for
+        streams that do not fit in memory: after ``fit`` the forest keeps
+        the trees' boxes, split times and cell counts but not the points,
+        so its memory is O(nodes) however many points ``partial_fit``
+        inserts.  ``transform`` and ``partial_fit`` work as before; what
+        reads the training points does not (``training_features``,
+        ``gram``, ``extend``, the kernel-width path) and raises ValueError.
+    max_nodes : int or None, default=None
+        Cap on the nodes of each tree for ``partial_fit``: once an insertion
+        would take a tree above ``max_nodes`` nodes, new points no longer
+        split its cells; they only enlarge the data boxes on their path and
+        join the cell they reach (so every feature stays exact, and the
+        number of columns stops growing).  A capped tree is no longer
+        distributed as a Mondrian tree on every point seen.  ``fit`` is not
+        capped.  None: no cap.
 
     Attributes
     ----------
@@ -101,12 +118,15 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     """
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, *, random_state=None,
-                 n_jobs: int | None = None, verbose: int = 0):
+                 n_jobs: int | None = None, verbose: int = 0, store_points: bool = True,
+                 max_nodes: int | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.store_points = store_points
+        self.max_nodes = max_nodes
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None) -> "MondrianFeatures":
@@ -122,8 +142,16 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         -------
         self
         """
+        self._grow(X)
+        self._finish_fit()
+        return self
+
+    def _grow(self, X) -> None:
+        """Validate the parameters and X, grow the forest (keeping the points)."""
         n_trees = check_int(self.n_trees, "n_trees")
         lifetime = check_lifetime(self.lifetime)
+        check_bool(self.store_points, "store_points")
+        _check_max_nodes(self.max_nodes)
         n_threads = resolve_n_jobs(self.n_jobs)
         verbose = check_verbose(self.verbose)
         X = check_array_input(self, X, reset=True)
@@ -142,7 +170,11 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.forest_ = forest
         self.lifetime_ = lifetime
         self.n_cells_ = int(forest.n_leaves)
-        return self
+
+    def _finish_fit(self) -> None:
+        """Drop the forest's points if ``store_points`` is False."""
+        if not self.store_points:
+            self.forest_.drop_points()
 
     def partial_fit(self, X, y=None) -> "MondrianFeatures":
         """Insert the points X into the trees (online learning, Sec. 5).
@@ -184,12 +216,13 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         if not hasattr(self, "forest_"):
             return self.fit(X, y)
+        max_nodes = _check_max_nodes(self.max_nodes)
         X = check_array_input(self, X, reset=False)
         old = self.forest_
         _check_joint_range(old, X)
         n_threads = resolve_n_jobs(self.n_jobs)
         forest = old.copy() if old.shared else old
-        forest.insert(X, n_threads)
+        forest.insert(X, n_threads, max_nodes or 0)
         self.forest_ = forest
         self.n_cells_ = int(forest.n_leaves)
         return self
@@ -250,8 +283,10 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Faster than ``fit(X).transform(X)`` (the features of training points
         are read off the trees without lookups) and equal to it.
         """
-        self.fit(X, y)
-        return self._features(None, self.lifetime_)
+        self._grow(X)
+        Phi = self._features(None, self.lifetime_)
+        self._finish_fit()
+        return Phi
 
     # ------------------------------------------------------------ transform
     def transform(self, X, lifetime: float | None = None) -> sp.csr_array:
@@ -520,6 +555,11 @@ def _column_rank(forest: Forest, lifetime: float) -> np.ndarray | None:
     rank = np.empty(keys.size, dtype=np.int64)
     rank[np.argsort(keys, kind="stable")] = np.arange(keys.size)
     return rank
+
+
+def _check_max_nodes(max_nodes) -> int | None:
+    """``max_nodes``: None or an integer >= 1."""
+    return None if max_nodes is None else check_int(max_nodes, "max_nodes")
 
 
 def _check_joint_range(forest: Forest, X: np.ndarray) -> None:

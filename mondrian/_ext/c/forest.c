@@ -123,6 +123,15 @@ int mt_forest_append_points(mt_forest *f, const double *X, size_t n)
     return MT_OK;
 }
 
+void mt_forest_drop_points(mt_forest *f)
+{
+    free(f->X);
+    free(f->perm);
+    f->X = NULL;
+    f->perm = NULL;
+    f->point_capacity = 0;
+}
+
 void mt_forest_clear(mt_forest *f)
 {
     f->n_nodes = 0;
@@ -397,8 +406,9 @@ int mt_forest_check(const mt_forest *f)
     const size_t M = f->n_trees, d = f->n_features, n = f->n_points;
     unsigned char *seen = NULL;
     int status = MT_ERR_STATE;
-    if (M == 0 || d == 0 || n == 0 || n > f->point_capacity || f->X == NULL ||
-        f->perm == NULL || f->node_offset == NULL || f->n_nodes > f->node_capacity ||
+    const int points = f->X != NULL;
+    if (M == 0 || d == 0 || n == 0 || (points && n > f->point_capacity) ||
+        (f->X == NULL) != (f->perm == NULL) || f->node_offset == NULL || f->n_nodes > f->node_capacity ||
         !(f->lifetime >= 0.0) || isinf(f->lifetime) || f->node_offset[0] != 0 ||
         f->node_offset[M] != (mt_index)f->n_nodes) {
         return MT_ERR_STATE;
@@ -408,7 +418,7 @@ int mt_forest_check(const mt_forest *f)
             return MT_ERR_STATE; /* every tree has its root */
         }
     }
-    for (size_t k = 0; k < n * d; ++k) {
+    for (size_t k = 0; points && k < n * d; ++k) {
         if (!isfinite(f->X[k])) {
             return MT_ERR_STATE;
         }
@@ -422,7 +432,7 @@ int mt_forest_check(const mt_forest *f)
     }
     for (size_t m = 0; m < M; ++m) {
         if ((status = check_tree_nodes(f, m)) != MT_OK ||
-            (status = check_tree_points(f, m, seen)) != MT_OK) {
+            (points && (status = check_tree_points(f, m, seen)) != MT_OK)) {
             goto cleanup;
         }
     }

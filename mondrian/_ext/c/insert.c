@@ -62,12 +62,13 @@ static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n)
     s->leaf_of = malloc((n > 0 ? n : 1) * sizeof(mt_index));
     s->created = calloc(n > 0 ? n : 1, 1);
     s->joined = malloc((n > 0 ? n : 1) * sizeof(mt_index));
-    s->perm = malloc((np + n) * sizeof(mt_index));
+    s->perm = f->perm != NULL ? malloc((np + n) * sizeof(mt_index)) : NULL;
     s->new_id = malloc(cap * sizeof(mt_index));
     s->order = malloc(cap * sizeof(mt_index));
     s->bucket = malloc((cap + 1) * sizeof(mt_index));
     s->stack = malloc(cap * sizeof(mt_index));
-    if (s->leaf_of == NULL || s->created == NULL || s->joined == NULL || s->perm == NULL ||
+    if (s->leaf_of == NULL || s->created == NULL || s->joined == NULL ||
+        (f->perm != NULL && s->perm == NULL) ||
         s->new_id == NULL || s->order == NULL || s->bucket == NULL || s->stack == NULL) {
         return MT_ERR_NOMEM;
     }
@@ -117,10 +118,12 @@ static mt_index new_node(mt_forest *t, mt_index parent)
  * contain x, and two uniforms (dimension, cut) per insertion of a parent.
  */
 static void insert_point(iscratch *s, const double *restrict x, size_t i, double lifetime,
-                         bitgen_t *rng)
+                         size_t max_nodes, bitgen_t *rng)
 {
     mt_forest *t = &s->t;
     const size_t d = t->n_features;
+    /* At the node cap the point only enlarges boxes and joins a leaf. */
+    const int may_split = max_nodes == 0 || t->n_nodes + 2 <= max_nodes;
     mt_index j = s->root;
     double t0 = 0.0;
     for (;;) {
@@ -131,7 +134,7 @@ static void insert_point(iscratch *s, const double *restrict x, size_t i, double
             gap += (below > 0.0 ? below : 0.0) + (above > 0.0 ? above : 0.0);
         }
         if (gap > 0.0) {
-            double time = t0 - log(open_uniform(rng)) / gap;
+            double time = may_split ? t0 - log(open_uniform(rng)) / gap : INFINITY;
             if (time < t->tau[j] && time <= lifetime) {
                 /* Dimension with probability proportional to its gap. */
                 double r = rng->next_double(rng->state) * gap, acc = 0.0;
@@ -208,7 +211,9 @@ static void insert_point(iscratch *s, const double *restrict x, size_t i, double
 /*
  * Renumber the scratch's tree (new local ids in grow.c's order) and rebuild
  * its point permutation: old_perm (n_old_points entries, the tree's row
- * before the batch), then new point i has id n_old_points + i.
+ * before the batch), then new point i has id n_old_points + i.  Without
+ * points (old_perm NULL) only the slices of the virtual permutation are
+ * laid out, from the counts.
  */
 static void renumber(iscratch *s, const mt_index *old_perm, size_t n_old_points, size_t n)
 {
@@ -252,14 +257,20 @@ static void renumber(iscratch *s, const mt_index *old_perm, size_t n_old_points,
             continue;
         }
         mt_index old_start = t->start[j], old_end = t->end[j];
+        mt_index new_start = j > 0 ? s->bucket[j - 1] : 0, new_end = s->bucket[j];
         t->start[j] = (mt_index)pos;
-        if ((size_t)j < s->n_old) {
-            for (mt_index q = old_start; q < old_end; ++q) {
-                s->perm[pos++] = old_perm[q];
+        if (old_perm == NULL) {
+            pos += (size_t)(new_end - new_start);
+            pos += (size_t)j < s->n_old ? (size_t)(old_end - old_start) : 0;
+        } else {
+            if ((size_t)j < s->n_old) {
+                for (mt_index q = old_start; q < old_end; ++q) {
+                    s->perm[pos++] = old_perm[q];
+                }
             }
-        }
-        for (mt_index q = j > 0 ? s->bucket[j - 1] : 0; q < s->bucket[j]; ++q) {
-            s->perm[pos++] = (mt_index)n_old_points + s->joined[q];
+            for (mt_index q = new_start; q < new_end; ++q) {
+                s->perm[pos++] = (mt_index)n_old_points + s->joined[q];
+            }
         }
         t->end[j] = (mt_index)pos;
     }
@@ -300,10 +311,12 @@ static void istore(const iscratch *s, mt_forest *f, size_t m, const mt_index *ra
         memcpy(f->lower + g * d, t->lower + (size_t)j * d, d * sizeof(double));
         memcpy(f->upper + g * d, t->upper + (size_t)j * d, d * sizeof(double));
     }
-    memcpy(mt_forest_perm(f, m), s->perm, f->n_points * sizeof(mt_index));
+    if (f->perm != NULL) {
+        memcpy(mt_forest_perm(f, m), s->perm, f->n_points * sizeof(mt_index));
+    }
 }
 
-int mt_forest_insert(mt_forest *f, const double *X, size_t n,
+int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
                      bitgen_t *const *rngs, int n_threads)
 {
     const size_t M = f->n_trees, d = f->n_features, n_old_points = f->n_points;
@@ -347,9 +360,10 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n,
         int st = iscratch_load(s, f, (size_t)m, n);
         if (st == MT_OK) {
             for (size_t i = 0; i < n; ++i) {
-                insert_point(s, X + i * d, i, f->lifetime, rngs[m]);
+                insert_point(s, X + i * d, i, f->lifetime, max_nodes, rngs[m]);
             }
-            renumber(s, mt_forest_perm(f, (size_t)m), n_old_points, n);
+            renumber(s, f->perm != NULL ? mt_forest_perm(f, (size_t)m) : NULL, n_old_points,
+                     n);
         }
         status = st < status ? st : status;
     }
@@ -385,7 +399,7 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n,
             goto cleanup;
         }
     }
-    if (need_points > f->point_capacity) {
+    if (f->X != NULL && need_points > f->point_capacity) {
         size_t cap = 2 * f->point_capacity;
         if ((status = mt_forest_reserve_points(f, cap > need_points ? cap : need_points)) !=
             MT_OK) {
@@ -399,8 +413,10 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n,
             goto cleanup;
         }
     }
-    /* 4. Store: the points, then every tree at its new offset. */
-    memcpy(f->X + n_old_points * d, X, xd * sizeof(double));
+    /* 4. Store: the points (if kept), then every tree at its new offset. */
+    if (f->X != NULL) {
+        memcpy(f->X + n_old_points * d, X, xd * sizeof(double));
+    }
     f->n_points = need_points;
     f->node_offset[0] = 0;
     for (size_t m = 0; m < M; ++m) {

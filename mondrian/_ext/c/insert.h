@@ -79,7 +79,7 @@
  * Cost: O(depth) per point and tree, plus O(nodes + points) per tree and
  * batch for the renumbering and the permutation (so batches, not single
  * points, are the unit of work).  Memory during the call: a copy of every
- * tree and of its permutation.
+ * tree and of its permutation (none if the forest dropped its points).
  */
 #ifndef MT_INSERT_H
 #define MT_INSERT_H
@@ -90,12 +90,21 @@
 /*
  * Insert the n points X (n x D, row-major, finite) into every tree of the
  * grown forest f, append them to the forest's points (ids n_points ..
- * n_points + n - 1) and give the nodes column keys (forest.h).  Returns
+ * n_points + n - 1; if the forest dropped its points, only counted) and
+ * give the nodes column keys (forest.h).
+ *
+ * max_nodes > 0 caps the trees: an insertion that would take a tree above
+ * max_nodes nodes does not split; the point only enlarges the boxes on its
+ * path and joins the leaf it reaches (its features stay exact: every point
+ * lies in the boxes of its path).  A capped tree is no longer a Mondrian
+ * tree on all the points; it is the tree the insertions had built when
+ * the cap was reached, with boxes grown to hold every later point.
+ * max_nodes = 0: no cap.  Returns
  * MT_ERR_ARG for a forest without trees, with a rotation (the per-tree
  * transform is not supported yet) or for non-finite X; on any failure the
  * forest is unchanged.  n = 0 is a no-op.
  */
-int mt_forest_insert(mt_forest *f, const double *X, size_t n,
+int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
                      bitgen_t *const *rngs, int n_threads);
 
 #endif /* MT_INSERT_H */
