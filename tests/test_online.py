@@ -474,3 +474,49 @@ def test_node_cap_bounds_memory_over_a_long_stream():
     assert capacity[9] == capacity[99] and f.n_nodes <= 5 * 255
     Phi = mf.transform(batch[:500])
     np.testing.assert_array_equal(Phi.data, np.full(2500, 1 / np.sqrt(5)))
+
+
+# ------------------------------------------------------------- prequential
+def test_prequential_predicts_each_batch_before_learning_it(rng):
+    from mondrian.online import prequential
+
+    X = rng.random((700, 2))
+    y = np.cos(3 * X[:, 0]) + X[:, 1] + 2.0
+    seen = []
+    result = prequential(MondrianKernelRidge(6, 2.0, random_state=0), X, y, batch_size=100,
+                         report_every=250, callback=lambda n, e: seen.append((n, e)))
+    np.testing.assert_array_equal(result.n_seen, [300, 500, 700])
+    assert [n for n, _ in seen] == [300, 500, 700]
+    # The same by hand: batch k predicted by the model learnt on batches < k.
+    model = MondrianKernelRidge(6, 2.0, random_state=0)
+    err = num = 0.0
+    for a in range(0, 700, 100):
+        if a:
+            err += np.sum((model.predict(X[a:a + 100]) - y[a:a + 100]) ** 2)
+            num += np.sum(y[a:a + 100] ** 2)
+        model.partial_fit(X[a:a + 100], y[a:a + 100])
+    assert result.error[-1] == pytest.approx(100 * np.sqrt(err / num), rel=1e-12)
+    np.testing.assert_array_equal(result.model.coef_, model.coef_)
+    assert np.all(np.diff(result.seconds) >= 0)
+    with pytest.raises(ValueError, match="batch_size"):
+        prequential(model, X, y, batch_size=0)
+    with pytest.raises(ValueError, match="rows"):
+        prequential(model, X, y[:-1])
+
+
+def test_online_command_prints_the_learning_curve_and_writes_the_plot(tmp_path, capsys):
+    from mondrian.cli import main
+
+    status = main(["online", "--n-trees", "10", "--batch-size", "1000", "--every", "2000",
+                   "--seed", "1", "--output-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "shuffled with seed 1" in out and "progressive error" in out
+    rows = [line.split() for line in out.splitlines()
+            if line.strip() and line.split()[0].isdigit() and len(line.split()) == 2]
+    assert [int(r[0]) for r in rows] == [2000, 4000, 6000, 6554]
+    errors = [float(r[1]) for r in rows]
+    assert all(0 < e < 30 for e in errors)       # CPU targets: a sane regression error
+    assert "test error" in out and "batch fit on all points" in out
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "online.png").stat().st_size > 0
