@@ -132,6 +132,15 @@ cdef class Forest:
         """The trees' numpy bit generators (tree m draws from the m-th)."""
         return self._bit_generators
 
+    def __sizeof__(self):
+        """Bytes of the object and of its C arrays (nodes at capacity, points,
+        permutations, keys), so that ``sys.getsizeof`` sees the forest."""
+        cdef size_t d = self.f.n_features, M = self.f.n_trees
+        nodes = self.f.node_capacity * (7 * 8 + 2 * 8 + 2 * 8 * d
+                                        + (8 if self.f.key != NULL else 0))
+        points = self.f.point_capacity * 8 * (d + M)
+        return object.__sizeof__(self) + 8 * (M + 1) + nodes + points
+
     # -- pins and views ----------------------------------------------------
     cpdef pin(self, object obj):
         """Register ``obj`` as reading this forest's arrays: growth in place
