@@ -359,8 +359,9 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
                              "its factor can only be updated, with the alpha and exact "
                              f"solver of fit (alpha={state.alpha!r}); refit to change them")
         if y.ndim != self.coef_.ndim or (y.ndim == 2 and y.shape[1] != self.coef_.shape[1]):
-            raise ValueError(f"y has shape {y.shape}, but the model was fitted on "
-                             f"{'one target' if self.coef_.ndim == 1 else f'{self.coef_.shape[1]} targets'}")
+            fitted = ("one target" if self.coef_.ndim == 1
+                      else f"{self.coef_.shape[1]} targets")
+            raise ValueError(f"y has shape {y.shape}, but the model was fitted on {fitted}")
         features.partial_fit(X)
         Phi = features.transform(X)
         b, c = Phi.shape

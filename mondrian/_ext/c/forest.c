@@ -408,7 +408,8 @@ int mt_forest_check(const mt_forest *f)
     int status = MT_ERR_STATE;
     const int points = f->X != NULL;
     if (M == 0 || d == 0 || n == 0 || (points && n > f->point_capacity) ||
-        (f->X == NULL) != (f->perm == NULL) || f->node_offset == NULL || f->n_nodes > f->node_capacity ||
+        (f->X == NULL) != (f->perm == NULL) || f->node_offset == NULL ||
+        f->n_nodes > f->node_capacity ||
         !(f->lifetime >= 0.0) || isinf(f->lifetime) || f->node_offset[0] != 0 ||
         f->node_offset[M] != (mt_index)f->n_nodes) {
         return MT_ERR_STATE;

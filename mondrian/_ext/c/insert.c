@@ -333,8 +333,8 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
         return MT_OK;
     }
     need_points = n_old_points + n;
+    /* rank holds n * M indices; X holds n * d doubles */
     if (need_points < n || mt_mul_size(n, d, &xd) != MT_OK ||
-        mt_mul_size(need_points, M, &total) != MT_OK ||
         mt_mul_size(n, M, &total) != MT_OK || total >= SIZE_MAX / sizeof(mt_index)) {
         return MT_ERR_OVERFLOW;
     }
