@@ -22,6 +22,11 @@ extensions = [
     "sphinx_gallery.gen_gallery",
 ]
 autosummary_generate = True
+# mondrian.river subclasses river's base classes; river is optional.
+try:
+    import river  # noqa: F401
+except ImportError:
+    autodoc_mock_imports = ["river"]
 numpydoc_show_class_members = False
 numpydoc_show_inherited_class_members = False
 templates_path = []

@@ -47,12 +47,14 @@ from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, l
                       polynomial_kernel)
 from .path import LifetimePosterior, MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .ridge import MondrianKernelRidge, ridge_solve
+from .sgd import MondrianSGDClassifier
 
 __version__ = "0.1.0"
 
 __all__ = [
     "MondrianFeatures",
     "MondrianKernelRidge",
+    "MondrianSGDClassifier",
     "laplace_kernel",
     "RandomBinningFeatures",
     "RandomFourierFeatures",

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as la
+from scipy.linalg import lapack
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array_input, check_int, check_positive_float
-from .features.mondrian import MondrianFeatures
+from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
+                          resolve_n_jobs)
+from .features.mondrian import MondrianFeatures, _column_rank
 
 __all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
 
@@ -32,6 +34,11 @@ AUTO_CHOLESKY_MAX = 3000
 AUTO_GRAM_CHOLESKY_MAX = 6000
 
 _SOLVERS = ("auto", "cholesky", "cg")
+
+#: ``partial_fit`` updates the Cholesky factor R of ΦᵀΦ + αI by a block of b
+#: new rows (2·b·C² flops) while that is cheaper than factorising again from
+#: the Gram matrix of every point seen (C³/3 flops): while 6·b < C.
+ONLINE_UPDATE_RATIO = 6
 
 
 class RidgeSolution:
@@ -117,6 +124,17 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         return RidgeSolution(np.asarray(Phi.T @ beta), "cholesky-dual", 0)
     tol = check_positive_float(tol, "tol")
     max_iter = 10 * c if max_iter is None else check_int(max_iter, "max_iter")
+    coef, n_iter = _cg_normal(Phi, np.asarray(Phi.T @ y), alpha, tol=tol, max_iter=max_iter,
+                              x0=x0)
+    return RidgeSolution(coef, "cg", n_iter)
+
+
+def _cg_normal(Phi, rhs: np.ndarray, alpha: float, *, tol: float, max_iter: int,
+               x0: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Solve (ΦᵀΦ + αI)w = rhs by Jacobi-preconditioned conjugate gradients
+    (see :func:`ridge_solve`); returns the weights and the largest number of
+    iterations over the columns of ``rhs``."""
+    c = Phi.shape[1]
     # Φᵀ as a transposed view (no copy), and diag(ΦᵀΦ) from the stored entries:
     # the solver needs O(nnz(Φ)) memory beyond Φ only for a few vectors.
     Phi_t = Phi.T
@@ -129,7 +147,6 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         diag = np.einsum("ij,ij->j", Phi, Phi)
     inv_diag = 1.0 / (diag + alpha)
     precond = spla.LinearOperator((c, c), matvec=lambda r: inv_diag * r, dtype=np.float64)
-    rhs = np.asarray(Phi_t @ y)
     cols = rhs[:, None] if rhs.ndim == 1 else rhs
     out = np.empty_like(cols)
     iterations = []  # per target column
@@ -145,7 +162,7 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
         if info != 0:
             raise RuntimeError(f"conjugate gradients did not reach tol={tol} in "
                                f"{max_iter} iterations; raise max_iter or use solver='cholesky'")
-    return RidgeSolution(out[:, 0] if rhs.ndim == 1 else out, "cg", max(iterations))
+    return (out[:, 0] if rhs.ndim == 1 else out), max(iterations)
 
 
 class MondrianKernelRidge(RegressorMixin, BaseEstimator):
@@ -180,6 +197,16 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads for the trees and features (None or -1: all cores; capped at the
         cores available).
+    store_points : bool, default=True
+        Keep the training points in the forest (see
+        :class:`~mondrian.MondrianFeatures`).  With ``False`` memory is
+        O(nodes + C²) however long the stream: ``fit`` factorises
+        ΦᵀΦ + αI at once and ``partial_fit`` only updates that factor, so
+        the exact route is always taken (``solver='cg'`` is refused).
+    max_nodes : int or None, default=None
+        Cap on each tree's nodes for ``partial_fit`` (see
+        :class:`~mondrian.MondrianFeatures`); with it C, hence memory, stays
+        bounded over a stream.
 
     Attributes
     ----------
@@ -193,11 +220,22 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     n_iter_ : int
         CG iterations (0 for Cholesky).
     n_features_in_ : int
+
+    Notes
+    -----
+    Online learning (paper Sec. 5): :meth:`partial_fit` inserts new points
+    into the trees (:meth:`MondrianFeatures.partial_fit`) and updates the
+    weights to the exact ridge solution on every point seen so far, with the
+    target centred by the mean of every target seen -- what ``fit`` on all
+    of them would give with the same trees.  New cells are new columns,
+    zero for every earlier point, appended after the existing ones, so the
+    earlier weights keep their indices.
     """
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, alpha: float = 1.0, *,
                  solver: str = "auto", tol: float = 1e-8, random_state=None,
-                 n_jobs: int | None = None):
+                 n_jobs: int | None = None, store_points: bool = True,
+                 max_nodes: int | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.alpha = alpha
@@ -205,6 +243,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.store_points = store_points
+        self.max_nodes = max_nodes
 
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
@@ -222,10 +262,15 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         check_positive_float(self.tol, "tol")
+        store_points = check_bool(self.store_points, "store_points")
+        if not store_points and self.solver == "cg":
+            raise ValueError("store_points=False needs the exact solver (the factor is "
+                             "updated without the points); use solver='auto' or 'cholesky'")
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = y.astype(np.float64, copy=False)
         features = MondrianFeatures(n_trees=self.n_trees, lifetime=self.lifetime,
-                                    random_state=self.random_state, n_jobs=self.n_jobs)
+                                    random_state=self.random_state, n_jobs=self.n_jobs,
+                                    max_nodes=self.max_nodes)
         Phi = features.fit_transform(X)
         mean = y.mean(axis=0)
         n, c = Phi.shape
@@ -234,11 +279,120 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             solver = "cholesky"
         gram = features.gram() if solver == "cholesky" and c <= n else None
         sol = ridge_solve(Phi, y - mean, alpha, solver=solver, tol=self.tol, gram=gram)
+        # What partial_fit needs of these points (its factor is made on demand,
+        # or now if the points are not kept).
+        online = _OnlineRidge(n, y.sum(axis=0), np.asarray(Phi.T @ y),
+                              np.asarray(Phi.T @ np.ones(n)), None)
+        if not store_points:
+            online.factor, online.order = _factor(features, alpha)
+            online.alpha = alpha
+            features.set_params(store_points=False)
+            features.forest_.drop_points()
+        self._online = online
         self.features_ = features
         self.coef_ = sol.coef
         self.intercept_ = mean
         self.solver_ = sol.solver
         self.n_iter_ = sol.n_iter
+        return self
+
+    def partial_fit(self, X, y) -> "MondrianKernelRidge":
+        """Learn from a new batch of points: exact online ridge (Sec. 5).
+
+        Before any ``fit`` this is ``fit(X, y)``.  Afterwards the points are
+        inserted into the trees (:meth:`MondrianFeatures.partial_fit`: the
+        forest stays distributed as one grown in batch on every point seen)
+        and the weights become the ridge solution on every point seen,
+        ŵ = (ΦᵀΦ + αI)⁻¹Φᵀ(y - ȳ), ȳ the mean of every target seen.
+
+        The exact update keeps the upper Cholesky factor R (RᵀR = ΦᵀΦ + αI)
+        and the sums Φᵀy, Φᵀ1, Σy.  At any lifetime an insertion only adds
+        cells (a new point never moves an earlier one to another cell;
+        ``c/insert.h``), and the new columns are zero for every earlier
+        point, so before the new rows are counted the matrix is
+        diag(ΦᵀΦ + αI, αI) and its factor diag(R, √α·I): the columns are
+        added in O(C·k) without touching R.  The b new rows φᵢ then give
+        R'ᵀR' = RᵀR + Σᵢ φᵢφᵢᵀ: b rank-1 updates, done together as the QR
+        factorisation of R stacked on the b × C block of rows (LAPACK's
+        ``dtpqrt``, Householder reflections, 2·b·C² flops).  When
+        ``ONLINE_UPDATE_RATIO``·b ≥ C, factorising ΦᵀΦ + αI again (C³/3
+        flops, ΦᵀΦ from the trees) is cheaper and is done instead.  Then
+        ŵ costs two triangular solves.  Memory: C² doubles for R, so with
+        ``solver='auto'`` this route is taken while C ≤ 6000
+        (``AUTO_GRAM_CHOLESKY_MAX``, as ``fit``).
+
+        Above that size (or with ``solver='cg'``) the weights are found by
+        conjugate gradients on the features of every point seen (kept by
+        the forest), warm-started at the previous weights padded with zeros
+        for the new columns (the new cells' weights start at 0, which keeps
+        every earlier point's prediction), to the relative tolerance
+        ``tol``.
+
+        With ``store_points=False`` the factor is always updated (it cannot
+        be made again without the points), whatever C.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Required; as many targets as in ``fit``.
+
+        Returns
+        -------
+        self
+        """
+        if not hasattr(self, "coef_"):
+            return self.fit(X, y)
+        alpha = check_positive_float(self.alpha, "alpha")
+        if self.solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
+        tol = check_positive_float(self.tol, "tol")
+        if y is None:
+            raise ValueError("MondrianKernelRidge.partial_fit requires y (the targets of X)")
+        X, y = check_array_input(self, X, reset=False, y=y, y_numeric=True)
+        y = y.astype(np.float64, copy=False)
+        state = self._online
+        features = self.features_
+        stores = features.forest_.stores_points
+        if not stores and (self.solver == "cg" or alpha != state.alpha):
+            raise ValueError("the model keeps no training points (store_points=False): "
+                             "its factor can only be updated, with the alpha and exact "
+                             f"solver of fit (alpha={state.alpha!r}); refit to change them")
+        if y.ndim != self.coef_.ndim or (y.ndim == 2 and y.shape[1] != self.coef_.shape[1]):
+            fitted = ("one target" if self.coef_.ndim == 1
+                      else f"{self.coef_.shape[1]} targets")
+            raise ValueError(f"y has shape {y.shape}, but the model was fitted on {fitted}")
+        features.partial_fit(X)
+        Phi = features.transform(X)
+        b, c = Phi.shape
+        state.add(Phi, y)
+        mean = state.y_sum / state.n
+        rhs = state.phi_t_y - np.multiply.outer(state.phi_t_1, mean)
+        exact = self.solver == "cholesky" or (
+            self.solver == "auto" and (c <= AUTO_GRAM_CHOLESKY_MAX or not stores))
+        if exact:
+            if (state.factor is None or state.alpha != alpha
+                    or (stores and ONLINE_UPDATE_RATIO * b >= c)):
+                state.factor, state.order = _factor(features, alpha)
+                state.alpha = alpha
+            else:
+                state.factor, state.order = _factor_update(state.factor, state.order, Phi,
+                                                           alpha)
+            R, order = state.factor, state.order
+            z = la.solve_triangular(R, rhs[order], trans="T", lower=False, check_finite=False)
+            coef = np.empty_like(rhs)
+            coef[order] = la.solve_triangular(R, z, lower=False, check_finite=False)
+            solver, n_iter = "cholesky-primal", 0
+        else:
+            state.factor = None
+            x0 = _pad_rows(self.coef_, c)
+            coef, n_iter = _cg_normal(features.training_features(), rhs, alpha, tol=tol,
+                                      max_iter=10 * c, x0=x0)
+            solver = "cg"
+        self.coef_ = coef
+        self.intercept_ = mean
+        self.solver_ = solver
+        self.n_iter_ = n_iter
         return self
 
     def predict(self, X) -> np.ndarray:
@@ -261,3 +415,77 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         tags.input_tags.sparse = False
         tags.target_tags.multi_output = True
         return tags
+
+
+class _OnlineRidge:
+    """What :meth:`MondrianKernelRidge.partial_fit` keeps of every point seen:
+    their number n, Σy, Φᵀy and Φᵀ1 (columns in the stable numbering of
+    :meth:`MondrianFeatures.partial_fit`), and the upper Cholesky factor of
+    ΦᵀΦ + αI with the α it was made for (None until the exact route needs
+    it, or on the CG route).  The factor's rows are the columns ``order``
+    (row r is column order[r]): the trees' own column order at its last
+    factorisation, then the columns appended since."""
+
+    __slots__ = ("n", "y_sum", "phi_t_y", "phi_t_1", "factor", "order", "alpha")
+
+    def __init__(self, n, y_sum, phi_t_y, phi_t_1, factor):
+        self.n = n
+        self.y_sum = y_sum
+        self.phi_t_y = phi_t_y
+        self.phi_t_1 = phi_t_1
+        self.factor = factor
+        self.order = None
+        self.alpha = None
+
+    def add(self, Phi, y: np.ndarray) -> None:
+        """Count the rows Φ (with new columns appended) and their targets y."""
+        c = Phi.shape[1]
+        self.phi_t_y = _pad_rows(self.phi_t_y, c) + np.asarray(Phi.T @ y)
+        self.phi_t_1 = _pad_rows(self.phi_t_1, c) + np.asarray(Phi.T @ np.ones(Phi.shape[0]))
+        self.n += Phi.shape[0]
+        self.y_sum = self.y_sum + y.sum(axis=0)
+
+
+def _pad_rows(a: np.ndarray, c: int) -> np.ndarray:
+    """``a`` with zero rows appended up to ``c`` rows (new columns' weights)."""
+    if a.shape[0] == c:
+        return a
+    out = np.zeros((c,) + a.shape[1:], dtype=np.float64)
+    out[: a.shape[0]] = a
+    return out
+
+
+def _factor(features: MondrianFeatures, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Upper Cholesky factor R (Fortran order) of ΦᵀΦ + αI, ΦᵀΦ from the trees
+    in their own column order (no C x C permutation), and that order as
+    stable column numbers (see :class:`_OnlineRidge`)."""
+    lam = features.lifetime_
+    A = features.forest_.gram(lam, resolve_n_jobs(features.n_jobs))
+    rank = _column_rank(features.forest_, lam)
+    order = np.arange(A.shape[0]) if rank is None else rank
+    A[np.diag_indices_from(A)] += alpha
+    # A is symmetric: its transpose is the Fortran-ordered matrix LAPACK
+    # factorises in place.
+    return la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False), order
+
+
+def _factor_update(R: np.ndarray, order: np.ndarray, Phi,
+                   alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Factor of RᵀR (padded by √α·I to Phi's columns) + ΦᵀΦ: the QR of
+    [R; Φ] (LAPACK dtpqrt), whose triangular factor is the new R; new
+    columns are appended to ``order``."""
+    c_old, c = R.shape[0], Phi.shape[1]
+    if c > c_old:
+        grown = np.zeros((c, c), dtype=np.float64, order="F")
+        grown[:c_old, :c_old] = R
+        new = np.arange(c_old, c)
+        grown[new, new] = np.sqrt(alpha)
+        R = grown
+        order = np.concatenate([order, new])
+    dense = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
+    B = np.asfortranarray(dense[:, order], dtype=np.float64)
+    R, _, _, info = lapack.dtpqrt(0, max(1, min(32, B.shape[0], c)), R, B, overwrite_a=1,
+                                   overwrite_b=1)
+    if info != 0:
+        raise RuntimeError(f"LAPACK dtpqrt failed (info={info})")
+    return R, order

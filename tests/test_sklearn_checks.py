@@ -1,12 +1,13 @@
 """scikit-learn's estimator checks: the API conventions, for free."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mondrian import MondrianFeatures, MondrianKernelRidge
+from mondrian import MondrianFeatures, MondrianKernelRidge, MondrianSGDClassifier
 
 
 @parametrize_with_checks([
     MondrianFeatures(n_trees=10, random_state=0),
     MondrianKernelRidge(n_trees=20, random_state=0),
+    MondrianSGDClassifier(n_trees=20, random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

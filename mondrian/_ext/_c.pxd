@@ -44,6 +44,7 @@ cdef extern from "c/forest.h" nogil:
         mt_index *perm
         double *rotation
         double *center
+        mt_index *key
 
     int mt_forest_init(mt_forest *f, size_t n_trees, size_t n_features)
     void mt_forest_free(mt_forest *f)
@@ -51,12 +52,17 @@ cdef extern from "c/forest.h" nogil:
     int mt_forest_reserve_points(mt_forest *f, size_t capacity)
     int mt_forest_append_points(mt_forest *f, const double *X, size_t n)
     void mt_forest_clear(mt_forest *f)
+    void mt_forest_drop_points(mt_forest *f)
     int mt_forest_copy(mt_forest *dst, const mt_forest *src)
     int mt_forest_check(const mt_forest *f)
 
 cdef extern from "c/grow.h" nogil:
     int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
     int mt_forest_extend(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
+
+cdef extern from "c/insert.h" nogil:
+    int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
+                         bitgen_t **rngs, int n_threads)
 
 cdef extern from "c/lookup.h" nogil:
     int mt_forest_active_columns(const mt_forest *f, double lam, mt_index *col_of_node,

@@ -31,6 +31,7 @@ cdef class Forest:
     cdef object _double_view(self, double *data, size_t n, size_t d)
     cdef _grow(self, double lifetime, int n_threads, bint extend)
     cdef int _check_lifetime(self, double lifetime) except -1
+    cdef int _require_points(self, str what) except -1
     cdef tuple _split_events(self)
     cdef _load(self, dict arrays, size_t n_nodes, size_t n_points, double lifetime,
                rotation, center)

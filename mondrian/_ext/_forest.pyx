@@ -30,7 +30,7 @@ import copy as _copy
 import weakref
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy
 from libc.math cimport isinf, sqrt
 from libc.stdint cimport int32_t, uint8_t
@@ -43,6 +43,7 @@ from ._c cimport (
     bitgen_t, mt_index, mt_forest, MT_OK, mt_forest_init, mt_forest_free,
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
+    mt_forest_insert, mt_forest_drop_points,
     mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
     mt_forest_gram, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
     mt_forest_train_slices, mt_threads_release,
@@ -130,6 +131,15 @@ cdef class Forest:
     def bit_generators(self):
         """The trees' numpy bit generators (tree m draws from the m-th)."""
         return self._bit_generators
+
+    def __sizeof__(self):
+        """Bytes of the object and of its C arrays (nodes at capacity, points,
+        permutations, keys), so that ``sys.getsizeof`` sees the forest."""
+        cdef size_t d = self.f.n_features, M = self.f.n_trees
+        nodes = self.f.node_capacity * (7 * 8 + 2 * 8 + 2 * 8 * d
+                                        + (8 if self.f.key != NULL else 0))
+        points = self.f.point_capacity * 8 * (d + M)
+        return object.__sizeof__(self) + 8 * (M + 1) + nodes + points
 
     # -- pins and views ----------------------------------------------------
     cpdef pin(self, object obj):
@@ -270,14 +280,27 @@ cdef class Forest:
         return self._double_view(self.f.upper, self.f.n_nodes, self.f.n_features)
 
     @property
+    def stores_points(self):
+        """False once :meth:`drop_points` freed the points and permutations."""
+        return self.f.X != NULL or self.f.n_nodes == 0
+
+    cdef int _require_points(self, str what) except -1:
+        if self.f.n_nodes > 0 and self.f.X == NULL:
+            raise ValueError(f"{what}: this forest keeps no training points "
+                             f"(store_points=False)")
+        return 0
+
+    @property
     def X(self):
         """The forest's own copy of the points, shape (n_points, D)."""
+        self._require_points("Forest.X")
         return self._double_view(self.f.X, self.f.n_points, self.f.n_features)
 
     @property
     def perm(self):
         """Point permutations, shape (M, n_points): node j of tree m holds
         the points ``perm[m, start[j]:end[j]]``."""
+        self._require_points("Forest.perm")
         cdef cnp.npy_intp shape[2]
         cdef cnp.npy_intp strides[2]
         shape[0] = <cnp.npy_intp>self.f.n_trees
@@ -285,6 +308,25 @@ cdef class Forest:
         strides[0] = <cnp.npy_intp>(self.f.point_capacity * sizeof(mt_index))
         strides[1] = sizeof(mt_index)
         return self._view(self.f.perm, cnp.NPY_INT64, 2, shape, strides)
+
+    @property
+    def has_column_keys(self):
+        """True once points were inserted (:meth:`insert`): the nodes have
+        stored :attr:`column_keys`."""
+        return self.f.key != NULL
+
+    @property
+    def column_keys(self):
+        """Column key of each node (``c/forest.h``): the columns of the
+        feature matrix at any lifetime, numbered by key, keep their index
+        when points are inserted (:meth:`insert`).  A view of the stored
+        keys after an insertion; before it (a batch forest) the global ids,
+        as a new array."""
+        if self.f.key == NULL:
+            out = np.arange(self.f.n_nodes, dtype=np.int64)
+            out.flags.writeable = False
+            return out
+        return self._index_view(self.f.key, self.f.n_nodes)
 
     def tree(self, Py_ssize_t m):
         """Tree ``m`` as a :class:`TreeView` (node ids local to the tree)."""
@@ -325,6 +367,7 @@ cdef class Forest:
         ``node_offset``.  Raises ``BufferError`` if the forest is shared."""
         if self.f.n_nodes == 0:
             raise ValueError("the forest has no trees to extend; fit it first")
+        self._require_points("Forest.extend")
         if not (lifetime >= self.f.lifetime) or isinf(lifetime):
             raise ValueError(f"lifetime must be finite and >= {self.f.lifetime}, got "
                              f"{lifetime}")
@@ -332,6 +375,78 @@ cdef class Forest:
         self._begin_growth()
         try:
             self._grow(lifetime, nt, True)
+        finally:
+            self._growing = False
+        return self
+
+    def insert(self, X, n_threads=1, Py_ssize_t max_nodes=0):
+        """Insert the points ``X`` (C-contiguous float64, shape (n, D),
+        finite) into every tree by the conditional Mondrian and append them
+        to the forest's points (``c/insert.h``): the trees are then
+        distributed as if grown in batch on all the points.  Tree m draws
+        from its own stream, so the result does not depend on ``n_threads``
+        nor on how a stream of points is cut into batches.  Every tree is
+        renumbered (its nodes stay contiguous, a parent before its
+        children) and the nodes get :attr:`column_keys`.  Raises
+        ``BufferError`` if the forest is shared.  ``max_nodes`` > 0 caps
+        every tree's nodes (``c/insert.h``: at the cap points only enlarge
+        boxes and join leaves).  Returns self."""
+        cdef const double[:, ::1] Xv = X
+        if max_nodes < 0:
+            raise ValueError(f"max_nodes must be >= 0, got {max_nodes}")
+        if self.f.n_nodes == 0:
+            raise ValueError("the forest has no trees to insert into; fit it first")
+        if <size_t>Xv.shape[1] != self.f.n_features:
+            raise ValueError(f"X has {Xv.shape[1]} features, the forest has "
+                             f"{self.f.n_features}")
+        cdef size_t n = Xv.shape[0]
+        if n == 0:
+            return self
+        cdef int nt = check_threads(n_threads)
+        cdef Py_ssize_t m, M = self.f.n_trees
+        cdef int status
+        cdef bitgen_t **rngs
+        self._begin_growth()
+        try:
+            rngs = <bitgen_t **>malloc(M * sizeof(bitgen_t *))
+            if rngs == NULL:
+                raise MemoryError(f"Forest: {M} bit-generator pointers")
+            locks = []
+            try:
+                for m in range(M):
+                    rngs[m] = <bitgen_t *>PyCapsule_GetPointer(
+                        self._bit_generators[m].capsule, "BitGenerator")
+                for m in range(M):
+                    lock = self._bit_generators[m].lock
+                    lock.acquire()
+                    locks.append(lock)
+                with nogil:
+                    status = mt_forest_insert(&self.f, &Xv[0, 0], n, <size_t>max_nodes,
+                                              rngs, nt)
+            finally:
+                mt_threads_release()
+                for lock in locks:
+                    lock.release()
+                free(rngs)
+        finally:
+            self._growing = False
+        check_status(status, f"Forest.insert: {n} points of {self.f.n_features} features "
+                             f"into {M} trees",
+                     "X must be finite and the forest unrotated")
+        return self
+
+    def drop_points(self):
+        """Free the forest's points and permutations, keeping the nodes
+        (boxes, times, counts as slices of a virtual permutation): memory
+        O(nodes).  The forest still gives features of any point and takes
+        insertions, but no longer the training points' features, the Gram
+        matrix, split-event sums nor growth.  Raises ``BufferError`` if
+        shared."""
+        if self.f.n_nodes == 0:
+            raise ValueError("the forest has no trees; fit it first")
+        self._begin_growth()
+        try:
+            mt_forest_drop_points(&self.f)
         finally:
             self._growing = False
         return self
@@ -448,6 +563,8 @@ cdef class Forest:
         int32 when they fit, else int64.
         """
         cdef int nt = check_threads(n_threads)
+        if X is None:
+            self._require_points("the training points' features")
         col_of_node, col_offset = self.active_columns(lifetime)
         cdef mt_index[::1] co = col_offset, cn = col_of_node
         cdef const double[:, ::1] Xv
@@ -507,6 +624,7 @@ cdef class Forest:
         (C, C) float64 array plus N·M int32 labels.
         """
         cdef int nt = check_threads(n_threads)
+        self._require_points("the Gram matrix")
         col_of_node, col_offset = self.active_columns(lifetime)
         cdef Py_ssize_t C = int(col_offset[self.f.n_trees])
         gram = np.zeros((C, C), dtype=np.float64)
@@ -565,6 +683,7 @@ cdef class Forest:
     def node_sums(self, values):
         """Σ of ``values`` (one per point) over every node's points, shape
         (n_nodes,) (prefix sums along each tree's permutation)."""
+        self._require_points("Forest.node_sums")
         cdef const double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
         if <size_t>v.shape[0] != self.f.n_points or self.f.n_nodes == 0:
             raise ValueError(f"values must have shape ({self.f.n_points},), got "
@@ -585,6 +704,7 @@ cdef class Forest:
         """Every tree's permutation restricted to the points with
         ``is_train`` (M x N_train, int32) and every node's slice of it
         (tstart, tend: int64, shape (n_nodes,))."""
+        self._require_points("Forest.train_slices")
         mask = np.ascontiguousarray(is_train, dtype=np.uint8)
         if mask.shape != (self.f.n_points,) or self.f.n_nodes == 0:
             raise ValueError(f"is_train must have shape ({self.f.n_points},)")
@@ -614,9 +734,12 @@ cdef class Forest:
         state = {"version": _STATE_VERSION, "lifetime": self.f.lifetime,
                  "node_offset": np.array(self.node_offset),
                  "bit_generators": list(self._bit_generators),
-                 "X": np.array(self.X), "perm": np.array(self.perm),
+                 "n_points": self.f.n_points,
+                 "X": np.array(self.X) if self.f.X != NULL else None,
+                 "perm": np.array(self.perm) if self.f.X != NULL else None,
                  "lower": np.array(self.lower), "upper": np.array(self.upper),
-                 "rotation": None, "center": None}
+                 "rotation": None, "center": None,
+                 "key": None if self.f.key == NULL else np.array(self.column_keys)}
         for name in _INDEX_ARRAYS + _DOUBLE_ARRAYS:
             state[name] = np.array(getattr(self, name))
         cdef size_t d = self.f.n_features
@@ -632,18 +755,27 @@ cdef class Forest:
             raise ValueError("Forest state has an unknown format")
         cdef size_t M = self.f.n_trees, d = self.f.n_features
         arrays = {}
+        points = state.get("X") is not None or state.get("perm") is not None
         for name, dtype in ([(k, np.int64) for k in _INDEX_ARRAYS + ("node_offset", "perm")]
                             + [(k, np.float64) for k in _DOUBLE_ARRAYS
                                + ("lower", "upper", "X")]):
+            if name in ("X", "perm") and not points:
+                continue
             a = state[name]
             if not isinstance(a, np.ndarray) or a.dtype != dtype:
                 raise ValueError(f"Forest state: {name} must be a {np.dtype(dtype)} array")
             arrays[name] = np.ascontiguousarray(a)
         n_nodes = arrays["parent"].shape[0]
-        n_points = arrays["X"].shape[0]
+        if points:
+            n_points = arrays["X"].shape[0]
+        else:
+            n_points = state.get("n_points")
+            if not isinstance(n_points, (int, np.integer)) or n_points < 1:
+                raise ValueError("Forest state: a forest without points needs n_points >= 1")
         shapes = {k: (n_nodes,) for k in _INDEX_ARRAYS + _DOUBLE_ARRAYS}
-        shapes.update(node_offset=(M + 1,), perm=(M, n_points), lower=(n_nodes, d),
-                      upper=(n_nodes, d), X=(n_points, d))
+        shapes.update(node_offset=(M + 1,), lower=(n_nodes, d), upper=(n_nodes, d))
+        if points:
+            shapes.update(perm=(M, n_points), X=(n_points, d))
         for name, shape in shapes.items():
             if arrays[name].shape != shape:
                 raise ValueError(f"Forest state: {name} must have shape {shape}, got "
@@ -658,6 +790,13 @@ cdef class Forest:
             if rotation.shape != (M, d, d) or center.shape != (d,):
                 raise ValueError(f"Forest state: rotation must have shape {(M, d, d)} and "
                                  f"center {(d,)}")
+        key = state.get("key")
+        if key is not None:
+            if not isinstance(key, np.ndarray) or key.dtype != np.int64 or \
+                    key.shape != (n_nodes,):
+                raise ValueError(f"Forest state: key must be an int64 array of shape "
+                                 f"({n_nodes},)")
+            arrays["key"] = np.ascontiguousarray(key)
         lifetime = float(state["lifetime"])
         self._begin_growth()
         try:
@@ -671,8 +810,9 @@ cdef class Forest:
         cdef size_t M = self.f.n_trees, d = self.f.n_features
         mt_forest_free(&self.f)
         check_status(mt_forest_init(&self.f, M, d), "Forest state")
+        cdef bint points = "X" in arrays
         cdef int status = mt_forest_reserve_nodes(&self.f, n_nodes)
-        if status == MT_OK:
+        if status == MT_OK and points:
             status = mt_forest_reserve_points(&self.f, n_points)
         check_status(status, f"Forest state: {n_nodes} nodes and {n_points} points")
         cdef mt_index *index_ptrs[7]
@@ -686,10 +826,19 @@ cdef class Forest:
         _copy_double(self.f.lower, arrays["lower"].reshape(-1))
         _copy_double(self.f.upper, arrays["upper"].reshape(-1))
         _copy_index(self.f.node_offset, arrays["node_offset"])
-        _copy_double(self.f.X, arrays["X"].reshape(-1))
-        perm = arrays["perm"]
-        for k in range(<Py_ssize_t>M):
-            _copy_index(self.f.perm + k * self.f.point_capacity, perm[k])
+        if points:
+            _copy_double(self.f.X, arrays["X"].reshape(-1))
+            perm = arrays["perm"]
+            for k in range(<Py_ssize_t>M):
+                _copy_index(self.f.perm + k * self.f.point_capacity, perm[k])
+        if "key" in arrays:
+            self.f.key = <mt_index *>calloc(max(self.f.node_capacity, <size_t>1),
+                                            sizeof(mt_index))
+            if self.f.key == NULL:
+                mt_forest_free(&self.f)
+                mt_forest_init(&self.f, M, d)
+                raise MemoryError("Forest state: the column keys")
+            _copy_index(self.f.key, arrays["key"])
         if rotation is not None:
             self.f.rotation = <double *>malloc(M * d * d * sizeof(double))
             self.f.center = <double *>malloc(d * sizeof(double))

@@ -6,6 +6,8 @@ fit
     Mondrian kernel ridge regression at one lifetime (:mod:`.fit`).
 path
     The kernel width learnt along the Mondrian path (:mod:`.path`).
+online
+    Exact online ridge on a stream, with its learning curve (:mod:`.online`).
 experiment
     Reproduce a figure or table of the papers (:mod:`.experiment`, one
     module each in :mod:`mondrian.experiments`).
@@ -19,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import experiment, fit, path
+from . import experiment, fit, online, path
 
 __all__ = ["main", "build_parser"]
 
@@ -33,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Kernel learning with Mondrian random features (Balog et al. 2016).")
     parser.add_argument("--version", action="version", version=f"mondrian {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in (fit, path, experiment):
+    for command in (fit, path, online, experiment):
         command.add_command(sub)
     return parser
 

@@ -10,6 +10,12 @@ The trees, a copy of the training points and the trees' random streams live
 in one C forest (:class:`~mondrian._ext._forest.Forest`, ``forest_``); the
 feature matrix, the Gram matrix and the kernel-width path
 (:mod:`mondrian.path`) are all computed from it.
+
+Online learning (Sec. 5): :meth:`MondrianFeatures.partial_fit` inserts new
+points into the fitted trees by the conditional Mondrian (``c/insert.h``),
+which leaves the forest distributed as if grown in batch on every point seen
+so far.  A new point may create new cells: new columns, zero for every
+earlier point, numbered after all existing ones (see ``partial_fit``).
 """
 from __future__ import annotations
 
@@ -20,8 +26,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._ext._forest import Forest
 from .._progress import check_verbose, progress
-from .._validation import (available_memory, check_array_input, check_int, check_lifetime,
-                          check_random_generator, format_bytes, resolve_n_jobs)
+from .._validation import (available_memory, check_array_input, check_bool, check_int,
+                          check_lifetime, check_random_generator, format_bytes,
+                          resolve_n_jobs)
 
 __all__ = ["MondrianFeatures"]
 
@@ -62,6 +69,22 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         and the time on stderr (a tqdm bar if tqdm is installed).  The trees
         are grown in one parallel call of the C core, so the report has two
         points, before and after.  Results do not depend on it.
+    store_points : bool, default=True
+        Keep a copy of the training points in the forest.  ``False`` is for
+        streams that do not fit in memory: after ``fit`` the forest keeps
+        the trees' boxes, split times and cell counts but not the points,
+        so its memory is O(nodes) however many points ``partial_fit``
+        inserts.  ``transform`` and ``partial_fit`` work as before; what
+        reads the training points does not (``training_features``,
+        ``gram``, ``extend``, the kernel-width path) and raises ValueError.
+    max_nodes : int or None, default=None
+        Cap on the nodes of each tree for ``partial_fit``: once an insertion
+        would take a tree above ``max_nodes`` nodes, new points no longer
+        split its cells; they only enlarge the data boxes on their path and
+        join the cell they reach (so every feature stays exact, and the
+        number of columns stops growing).  A capped tree is no longer
+        distributed as a Mondrian tree on every point seen.  ``fit`` is not
+        capped.  None: no cap.
 
     Attributes
     ----------
@@ -95,12 +118,15 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     """
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, *, random_state=None,
-                 n_jobs: int | None = None, verbose: int = 0):
+                 n_jobs: int | None = None, verbose: int = 0, store_points: bool = True,
+                 max_nodes: int | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.store_points = store_points
+        self.max_nodes = max_nodes
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None) -> "MondrianFeatures":
@@ -116,8 +142,16 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         -------
         self
         """
+        self._grow(X)
+        self._finish_fit()
+        return self
+
+    def _grow(self, X) -> None:
+        """Validate the parameters and X, grow the forest (keeping the points)."""
         n_trees = check_int(self.n_trees, "n_trees")
         lifetime = check_lifetime(self.lifetime)
+        check_bool(self.store_points, "store_points")
+        _check_max_nodes(self.max_nodes)
         n_threads = resolve_n_jobs(self.n_jobs)
         verbose = check_verbose(self.verbose)
         X = check_array_input(self, X, reset=True)
@@ -135,6 +169,61 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             bar.update(n_trees)
         self.forest_ = forest
         self.lifetime_ = lifetime
+        self.n_cells_ = int(forest.n_leaves)
+
+    def _finish_fit(self) -> None:
+        """Drop the forest's points if ``store_points`` is False."""
+        if not self.store_points:
+            self.forest_.drop_points()
+
+    def partial_fit(self, X, y=None) -> "MondrianFeatures":
+        """Insert the points X into the trees (online learning, Sec. 5).
+
+        Before any ``fit`` this is ``fit(X)``.  Afterwards every point is
+        inserted into every tree by the conditional Mondrian (Sec. 2.4;
+        Lakshminarayanan, Roy & Teh 2014): along its path from the root, at
+        each node whose data box does not contain it, a cut separating it
+        from the node's points is drawn at an exponential time of rate its
+        ℓ₁ distance to the box; if that comes before the node's own split
+        (and the lifetime) a new parent splits there, with the point alone
+        in a new leaf.  By memorylessness of the exponential clocks and
+        projectivity of the Mondrian process (Sec. 2.3) the trees are then
+        distributed as trees grown in batch on every point seen, in any
+        arrival order and batch sizes (the derivation is in ``c/insert.h``).
+        Each tree continues its own random stream.
+
+        Columns.  At any lifetime, an insertion never moves an earlier point
+        to another cell: a point either joins an existing cell or creates a
+        new one.  Existing columns keep their index; new cells are appended
+        as new columns, zero for every earlier point, numbered point by
+        point (and tree by tree within a point), so the numbering does not
+        depend on how the stream is cut into batches.  Within a row the
+        columns are then no longer sorted, nor tree m's cells contiguous.
+        :meth:`extend` renumbers the columns (tree by tree again).
+
+        The forest is updated in place, unless views, split events or path
+        learners still read it (then a copy is, as in :meth:`extend`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New points: dense, finite, with the fitted number of features.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        if not hasattr(self, "forest_"):
+            return self.fit(X, y)
+        max_nodes = _check_max_nodes(self.max_nodes)
+        X = check_array_input(self, X, reset=False)
+        old = self.forest_
+        _check_joint_range(old, X)
+        n_threads = resolve_n_jobs(self.n_jobs)
+        forest = old.copy() if old.shared else old
+        forest.insert(X, n_threads, max_nodes or 0)
+        self.forest_ = forest
         self.n_cells_ = int(forest.n_leaves)
         return self
 
@@ -194,8 +283,10 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Faster than ``fit(X).transform(X)`` (the features of training points
         are read off the trees without lookups) and equal to it.
         """
-        self.fit(X, y)
-        return self._features(None, self.lifetime_)
+        self._grow(X)
+        Phi = self._features(None, self.lifetime_)
+        self._finish_fit()
+        return Phi
 
     # ------------------------------------------------------------ transform
     def transform(self, X, lifetime: float | None = None) -> sp.csr_array:
@@ -210,8 +301,11 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Returns
         -------
         scipy.sparse.csr_array of shape (n_samples, n_columns), float64
-            Exactly ``n_trees`` stored entries per row, sorted by column;
-            tree m's cells occupy a contiguous block of columns.
+            Exactly ``n_trees`` stored entries per row, one per tree in tree
+            order.  For trees grown by ``fit`` (or ``extend``) tree m's
+            cells occupy a contiguous block of columns, so rows are sorted
+            by column; after ``partial_fit`` columns keep the indices they
+            had and new cells are appended (see ``partial_fit``).
         """
         check_is_fitted(self, "forest_")
         X = check_array_input(self, X, reset=False)
@@ -242,7 +336,13 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         check_is_fitted(self, "forest_")
         lam = self._check_lifetime_arg(lifetime)
-        return self.forest_.gram(lam, resolve_n_jobs(self.n_jobs))
+        gram = self.forest_.gram(lam, resolve_n_jobs(self.n_jobs))
+        rank = _column_rank(self.forest_, lam)
+        if rank is None:
+            return gram
+        order = np.empty_like(rank)
+        order[rank] = np.arange(rank.size)
+        return gram[np.ix_(order, order)]
 
     def kernel(self, X, Y=None, lifetime: float | None = None) -> np.ndarray:
         """Mondrian kernel estimate k_M(x, y) = φ(x)ᵀφ(y) (Sec. 3.1).
@@ -277,7 +377,10 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         n_threads = resolve_n_jobs(self.n_jobs)
         data, indices, indptr, n_cols = self.forest_.features(X, lifetime, n_threads)
         n_rows = self.forest_.n_points if X is None else X.shape[0]
-        return _csr(data, indices, indptr, (n_rows, n_cols))
+        rank = _column_rank(self.forest_, lifetime)
+        if rank is not None:
+            indices = rank.astype(indices.dtype, copy=False)[indices]
+        return _csr(data, indices, indptr, (n_rows, n_cols), sorted_rows=rank is None)
 
     @property
     def _n_features_out(self) -> int:
@@ -428,8 +531,46 @@ class _MemoryBudget:
 
 
 def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray,
-         shape: tuple[int, int]) -> sp.csr_array:
-    """A csr_array over the C core's buffers (no copies; indices sorted per row)."""
+         shape: tuple[int, int], *, sorted_rows: bool = True) -> sp.csr_array:
+    """A csr_array over the C core's buffers (no copies); ``sorted_rows``:
+    the indices are sorted within rows."""
     out = sp.csr_array((data, indices, indptr), shape=shape, copy=False)
-    out.has_sorted_indices = True
+    out.has_sorted_indices = sorted_rows
     return out
+
+
+def _column_rank(forest: Forest, lifetime: float) -> np.ndarray | None:
+    """Stable column of each of the forest's natural columns at ``lifetime``.
+
+    The C core numbers the active nodes in global-id order, which an
+    insertion changes (it renumbers the trees).  The stable numbering is
+    by column key (``c/forest.h``, ``c/insert.h``): the rank of each active
+    node's key among the active nodes' keys.  None for a forest grown in
+    batch, whose two numberings agree.
+    """
+    if not forest.has_column_keys:
+        return None
+    col_of_node, _ = forest.active_columns(lifetime)
+    keys = forest.column_keys[col_of_node >= 0]
+    rank = np.empty(keys.size, dtype=np.int64)
+    rank[np.argsort(keys, kind="stable")] = np.arange(keys.size)
+    return rank
+
+
+def _check_max_nodes(max_nodes) -> int | None:
+    """``max_nodes``: None or an integer >= 1."""
+    return None if max_nodes is None else check_int(max_nodes, "max_nodes")
+
+
+def _check_joint_range(forest: Forest, X: np.ndarray) -> None:
+    """Reject new points whose range together with the forest's overflows
+    double precision (as ``check_array_input`` does for one data set)."""
+    roots = forest.roots
+    lo = np.minimum(forest.lower[roots].min(axis=0), X.min(axis=0))
+    hi = np.maximum(forest.upper[roots].max(axis=0), X.max(axis=0))
+    del roots
+    with np.errstate(over="ignore"):
+        total = np.sum(hi - lo)
+    if not np.isfinite(total):
+        raise ValueError("X: the feature ranges of X and the fitted points together "
+                         "overflow double precision; rescale X")

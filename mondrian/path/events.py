@@ -131,10 +131,12 @@ class SplitEvents:
         return self.forest.node_sums(values)
 
     def columns_at(self, lifetime: float) -> np.ndarray:
-        """Global ids of the active nodes at ``lifetime``, in the column
-        order of :meth:`MondrianFeatures.transform` (tree by tree, node-id
-        order, i.e. increasing global id).  Computed by the same C code as
-        the feature matrix; a lifetime above Λ gives the cells at Λ."""
+        """Global ids of the active nodes at ``lifetime``, in increasing
+        global id (tree by tree): the column order of
+        :meth:`MondrianFeatures.transform` for trees grown in batch (after
+        ``partial_fit`` its columns are numbered by key instead).  Computed
+        by the same C code as the feature matrix; a lifetime above Λ gives
+        the cells at Λ."""
         return self.forest.active_nodes(min(float(lifetime), self.lifetime))
 
 

@@ -52,7 +52,11 @@ int mt_forest_events(const mt_forest *f, mt_index *nodes, double *times,
 int mt_forest_node_sums(const mt_forest *f, const double *values, double *out)
 {
     const size_t n = f->n_points;
-    double *cs = malloc((n + 1) * sizeof(double)); /* n + 1 rows of X fit */
+    double *cs;
+    if (f->perm == NULL) {
+        return MT_ERR_ARG; /* the points were dropped */
+    }
+    cs = malloc((n + 1) * sizeof(double)); /* n + 1 rows of X fit */
     if (cs == NULL) {
         return MT_ERR_NOMEM;
     }
@@ -77,7 +81,7 @@ int mt_forest_train_slices(const mt_forest *f, const uint8_t *is_train,
     const size_t n = f->n_points;
     mt_index *cs;
     size_t count = 0;
-    if (n > (size_t)INT32_MAX) {
+    if (n > (size_t)INT32_MAX || f->perm == NULL) {
         return MT_ERR_ARG;
     }
     for (size_t i = 0; i < n; ++i) {

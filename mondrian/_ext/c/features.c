@@ -98,7 +98,7 @@ int mt_forest_features_fitted(const mt_forest *f, double lambda,
     const size_t n_trees = f->n_trees;
     ptrdiff_t count = (ptrdiff_t)n_trees;
     if (check_outputs(indices32, indices64, col_offset[n_trees]) != MT_OK ||
-        check_forest(f, lambda) != MT_OK) {
+        check_forest(f, lambda) != MT_OK || f->perm == NULL) {
         return MT_ERR_ARG;
     }
     (void)n_threads;
@@ -135,7 +135,7 @@ int mt_forest_gram(const mt_forest *f, double lambda, const mt_index *col_of_nod
     int32_t *cells;
     int status = MT_OK;
     ptrdiff_t count = (ptrdiff_t)n_trees;
-    if (check_forest(f, lambda) != MT_OK) {
+    if (check_forest(f, lambda) != MT_OK || f->perm == NULL) {
         return MT_ERR_ARG;
     }
     if (n_cols > (size_t)INT32_MAX) {

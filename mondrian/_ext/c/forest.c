@@ -36,6 +36,7 @@ void mt_forest_free(mt_forest *f)
     free(f->perm);
     free(f->rotation);
     free(f->center);
+    free(f->key);
     memset(f, 0, sizeof(*f));
 }
 
@@ -62,7 +63,9 @@ int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
         (s = mt_grow_zeroed((void **)&f->threshold, old, capacity, sizeof(double))) ||
         (s = mt_grow_zeroed((void **)&f->tau, old, capacity, sizeof(double))) ||
         (s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
-        (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double)))) {
+        (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double))) ||
+        (f->key != NULL &&
+         (s = mt_grow_zeroed((void **)&f->key, old, capacity, sizeof(mt_index))))) {
         return s;
     }
     f->node_capacity = capacity;
@@ -120,12 +123,23 @@ int mt_forest_append_points(mt_forest *f, const double *X, size_t n)
     return MT_OK;
 }
 
+void mt_forest_drop_points(mt_forest *f)
+{
+    free(f->X);
+    free(f->perm);
+    f->X = NULL;
+    f->perm = NULL;
+    f->point_capacity = 0;
+}
+
 void mt_forest_clear(mt_forest *f)
 {
     f->n_nodes = 0;
     f->n_points = 0;
     f->lifetime = 0.0;
     memset(f->node_offset, 0, (f->n_trees + 1) * sizeof(mt_index));
+    free(f->key);
+    f->key = NULL;
 }
 
 int mt_forest_append_node(mt_forest *f, size_t m, mt_index parent,
@@ -196,7 +210,8 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src)
         (s = dup_array((void **)&dst->X, src->X, pcap * d, sizeof(double))) ||
         (s = dup_array((void **)&dst->perm, src->perm, pcap * M, sizeof(mt_index))) ||
         (s = dup_array((void **)&dst->rotation, src->rotation, M * d * d, sizeof(double))) ||
-        (s = dup_array((void **)&dst->center, src->center, d, sizeof(double)))) {
+        (s = dup_array((void **)&dst->center, src->center, d, sizeof(double))) ||
+        (s = dup_array((void **)&dst->key, src->key, cap, sizeof(mt_index)))) {
         mt_forest_free(dst);
         return s;
     }
@@ -347,13 +362,54 @@ static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen)
     return MT_OK;
 }
 
+/* Keys >= 0, each key's nodes one chain: a node whose key differs from its
+ * parent's (or a root) starts its key, which no other node may start, and
+ * at most one child continues its parent's key. */
+static int check_keys(const mt_forest *f)
+{
+    const size_t n = f->n_nodes;
+    unsigned char *started;
+    if (f->key == NULL) {
+        return MT_OK;
+    }
+    for (size_t j = 0; j < n; ++j) {
+        /* keys are < n_nodes: a batch forest's are its ids, and each
+         * insertion adds two nodes and at most one key */
+        if (f->key[j] < 0 || (size_t)f->key[j] >= n) {
+            return MT_ERR_STATE;
+        }
+        if (f->left[j] != MT_NONE && f->key[f->left[j]] == f->key[j] &&
+            f->key[f->right[j]] == f->key[j]) {
+            return MT_ERR_STATE;
+        }
+    }
+    started = calloc(n, 1);
+    if (started == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    for (size_t j = 0; j < n; ++j) {
+        mt_index p = f->parent[j];
+        if (p == MT_NONE || f->key[p] != f->key[j]) {
+            if (started[f->key[j]]) {
+                free(started);
+                return MT_ERR_STATE;
+            }
+            started[f->key[j]] = 1;
+        }
+    }
+    free(started);
+    return MT_OK;
+}
+
 int mt_forest_check(const mt_forest *f)
 {
     const size_t M = f->n_trees, d = f->n_features, n = f->n_points;
     unsigned char *seen = NULL;
     int status = MT_ERR_STATE;
-    if (M == 0 || d == 0 || n == 0 || n > f->point_capacity || f->X == NULL ||
-        f->perm == NULL || f->node_offset == NULL || f->n_nodes > f->node_capacity ||
+    const int points = f->X != NULL;
+    if (M == 0 || d == 0 || n == 0 || (points && n > f->point_capacity) ||
+        (f->X == NULL) != (f->perm == NULL) || f->node_offset == NULL ||
+        f->n_nodes > f->node_capacity ||
         !(f->lifetime >= 0.0) || isinf(f->lifetime) || f->node_offset[0] != 0 ||
         f->node_offset[M] != (mt_index)f->n_nodes) {
         return MT_ERR_STATE;
@@ -363,7 +419,7 @@ int mt_forest_check(const mt_forest *f)
             return MT_ERR_STATE; /* every tree has its root */
         }
     }
-    for (size_t k = 0; k < n * d; ++k) {
+    for (size_t k = 0; points && k < n * d; ++k) {
         if (!isfinite(f->X[k])) {
             return MT_ERR_STATE;
         }
@@ -377,11 +433,11 @@ int mt_forest_check(const mt_forest *f)
     }
     for (size_t m = 0; m < M; ++m) {
         if ((status = check_tree_nodes(f, m)) != MT_OK ||
-            (status = check_tree_points(f, m, seen)) != MT_OK) {
+            (points && (status = check_tree_points(f, m, seen)) != MT_OK)) {
             goto cleanup;
         }
     }
-    status = MT_OK;
+    status = check_keys(f);
 cleanup:
     free(seen);
     return status;

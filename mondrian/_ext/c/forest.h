@@ -21,6 +21,24 @@
  * points can be appended without rebuilding), and per tree a permutation of
  * 0..n-1: tree m's is perm[m * point_capacity + k], k < n_points.
  *
+ * A forest may drop its points (mt_forest_drop_points: X = perm = NULL,
+ * point_capacity 0, for streams that do not fit in memory).  It keeps
+ * n_points and every node's slice [start, end) of a virtual permutation (the
+ * node's count is end - start), its boxes and times: enough for the
+ * features of any point (lookup.h) and for insertions (insert.h), not for
+ * the readers of the points (features of the training points, the Gram
+ * matrix, node sums: they return MT_ERR_ARG) nor for growth (grow.h).
+ *
+ * Column keys.  `key` is NULL for a forest grown in batch: the columns of
+ * the feature matrix at a lifetime are its active nodes in global-id order
+ * (lookup.h).  Insertion of points (insert.h) renumbers the nodes of every
+ * tree, so it gives every node a key instead (allocated on the first
+ * insertion, node_capacity entries): the columns stay numbered in key
+ * order, old columns keep their rank and new cells come last.  Nodes with
+ * one key form a chain from an ancestor down (a parent inserted above a
+ * node takes the node's key; the two are never active together).  Growing
+ * the trees (grow.h) drops the keys.
+ *
  * Transform.  A later extension works on a per-tree transform of the input,
  * x -> R_m (x - c): `rotation` (M x D x D, row-major, orthogonal blocks) and
  * `center` (D).  Both NULL means the identity, the only case the kernels
@@ -62,6 +80,9 @@ typedef struct {
     /* per-tree transform of the input; NULL = identity (see above) */
     double *rotation;      /* M x D x D or NULL                              */
     double *center;        /* D or NULL                                      */
+
+    /* column key of each node, NULL = the global id (see above) */
+    mt_index *key;         /* node_capacity entries or NULL                  */
 } mt_forest;
 
 /* An empty forest of n_trees trees over n_features dimensions (allocates
@@ -82,6 +103,9 @@ int mt_forest_reserve_points(mt_forest *f, size_t capacity);
 /* Append n rows of X (n x D) to the forest's points (the trees are not
  * touched: the caller grows or updates them).  Doubles the capacity. */
 int mt_forest_append_points(mt_forest *f, const double *X, size_t n);
+
+/* Free the points and permutations (see above); the nodes are kept. */
+void mt_forest_drop_points(mt_forest *f);
 
 /* Remove every node and point (capacity is kept). */
 void mt_forest_clear(mt_forest *f);
@@ -104,7 +128,9 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src);
  * split times (non-decreasing along paths, <= lifetime, +inf exactly at
  * leaves), split dimensions, thresholds (finite; a split's inside its box,
  * between its children's boxes), boxes nested and containing their points, each
- * perm row a permutation of 0..N-1, finite X, and the transform pair.
+ * perm row a permutation of 0..N-1, finite X (unless the points were
+ * dropped: then only the slices and boxes), the transform pair, and the
+ * keys (if any: >= 0, every key's nodes one chain from an ancestor down).
  * Returns MT_OK, MT_ERR_STATE, or MT_ERR_NOMEM (it needs N bytes).
  */
 int mt_forest_check(const mt_forest *f);

@@ -244,7 +244,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     scratch *trees = NULL;
     size_t total = 0;
     int status = MT_OK;
-    if (n == 0 || !(lifetime >= 0.0) || isinf(lifetime) || f->rotation != NULL ||
+    if (n == 0 || f->X == NULL || !(lifetime >= 0.0) || isinf(lifetime) || f->rotation != NULL ||
         (extend && (f->n_nodes == 0 || lifetime < f->lifetime))) {
         return MT_ERR_ARG;
     }
@@ -292,6 +292,9 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     }
     f->n_nodes = total;
     f->lifetime = lifetime;
+    /* The trees are renumbered: columns follow global ids again. */
+    free(f->key);
+    f->key = NULL;
 cleanup:
     for (size_t m = 0; m < M; ++m) {
         scratch_free(&trees[m]);
