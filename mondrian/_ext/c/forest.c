@@ -1,7 +1,27 @@
 /* forest.c -- storage of a Mondrian forest (see forest.h). */
 #include "forest.h"
 
+#include <float.h>
 #include <math.h>
+
+/*
+ * The transform is the inner loop of rotated growth and lookups (D^2
+ * multiply-adds per point per tree).  On x86-64 ELF targets it is compiled
+ * twice, for the baseline (SSE2) and for AVX2, and the loader picks the
+ * clone the CPU runs (GCC/clang target_clones).  Both compute the same
+ * products and sums in the same order: C99 mode turns off floating-point
+ * contraction and neither target has fused multiply-add, so the two clones
+ * give bitwise equal results (a forest pickled on one CPU passes
+ * mt_forest_check on another).
+ */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define MT_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef MT_SIMD_CLONES
+#define MT_SIMD_CLONES
+#endif
 
 int mt_forest_init(mt_forest *f, size_t n_trees, size_t n_features)
 {
@@ -37,6 +57,78 @@ void mt_forest_free(mt_forest *f)
     free(f->rotation);
     free(f->center);
     memset(f, 0, sizeof(*f));
+}
+
+void mt_forest_drop_transform(mt_forest *f)
+{
+    free(f->rotation);
+    free(f->center);
+    f->rotation = NULL;
+    f->center = NULL;
+}
+
+/*
+ * out[r][a0 + j] = sum_b (X[r][b] - c[b]) Q[b][a0 + j] for rows r < R and
+ * columns j < W (R <= 4, W <= 8; constants at every call, so the
+ * accumulators stay in registers).  R rows share each load of a row of Q,
+ * and the R * W / (vector width) accumulators are independent chains.
+ */
+static inline void transform_tile(const double *restrict X, size_t R,
+                                  const double *restrict Q, const double *restrict c,
+                                  size_t d, size_t a0, size_t W, double *restrict out)
+{
+    double acc[4][8] = {{0.0}};
+    for (size_t b = 0; b < d; ++b) {
+        const double *q = Q + b * d + a0;
+        const double cb = c[b];
+        for (size_t r = 0; r < R; ++r) {
+            const double s = X[r * d + b] - cb;
+            for (size_t j = 0; j < W; ++j) {
+                acc[r][j] += s * q[j];
+            }
+        }
+    }
+    for (size_t r = 0; r < R; ++r) {
+        for (size_t j = 0; j < W; ++j) {
+            out[r * d + a0 + j] = acc[r][j];
+        }
+    }
+}
+
+/* R rows, every column: tiles of 8, then 4, then 1 columns. */
+static inline void transform_rows(const double *restrict X, size_t R,
+                                  const double *restrict Q, const double *restrict c,
+                                  size_t d, double *restrict out)
+{
+    size_t a0 = 0;
+    for (; a0 + 8 <= d; a0 += 8) {
+        transform_tile(X, R, Q, c, d, a0, 8, out);
+    }
+    for (; a0 + 4 <= d; a0 += 4) {
+        transform_tile(X, R, Q, c, d, a0, 4, out);
+    }
+    for (; a0 < d; ++a0) {
+        transform_tile(X, R, Q, c, d, a0, 1, out);
+    }
+}
+
+MT_SIMD_CLONES
+void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n,
+                         double *out)
+{
+    const size_t d = f->n_features;
+    if (f->rotation == NULL) {
+        memcpy(out, X, n * d * sizeof(double));
+        return;
+    }
+    const double *Q = f->rotation + m * d * d, *c = f->center;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        transform_rows(X + i * d, 4, Q, c, d, out + i * d);
+    }
+    for (; i < n; ++i) {
+        transform_rows(X + i * d, 1, Q, c, d, out + i * d);
+    }
 }
 
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
@@ -317,8 +409,15 @@ static int check_tree_nodes(const mt_forest *f, size_t m)
     return MT_OK;
 }
 
-/* Tree m's perm row is a permutation and every point lies in its leaf's box. */
-static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen)
+/*
+ * Tree m's perm row is a permutation and every point lies in its leaf's box
+ * (in the tree's coordinates, computed into z: D doubles).  A rotated
+ * forest may have been pickled by a build whose transform rounds
+ * differently (another compiler may contract multiply-adds), so there a
+ * point may stick out of its box by the rounding bound of its coordinates:
+ * D * eps * sum_b |x_b - c_b| (|Q| <= 1), taken four times.
+ */
+static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen, double *z)
 {
     const size_t d = f->n_features, n = f->n_points;
     const mt_index *perm = mt_forest_perm(f, m);
@@ -336,9 +435,17 @@ static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen)
         }
         const double *jl = f->lower + (size_t)j * d, *ju = f->upper + (size_t)j * d;
         for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
-            const double *x = f->X + (size_t)perm[k] * d;
+            const double *raw = f->X + (size_t)perm[k] * d;
+            const double *x = mt_forest_point(f, m, raw, z);
+            double tol = 0.0;
+            if (f->rotation != NULL) {
+                for (size_t c = 0; c < d; ++c) {
+                    tol += fabs(raw[c] - f->center[c]);
+                }
+                tol *= 4.0 * (double)d * DBL_EPSILON;
+            }
             for (size_t c = 0; c < d; ++c) {
-                if (x[c] < jl[c] || x[c] > ju[c]) {
+                if (!(x[c] >= jl[c] - tol) || !(x[c] <= ju[c] + tol)) {
                     return MT_ERR_STATE;
                 }
             }
@@ -351,6 +458,7 @@ int mt_forest_check(const mt_forest *f)
 {
     const size_t M = f->n_trees, d = f->n_features, n = f->n_points;
     unsigned char *seen = NULL;
+    double *z = NULL;
     int status = MT_ERR_STATE;
     if (M == 0 || d == 0 || n == 0 || n > f->point_capacity || f->X == NULL ||
         f->perm == NULL || f->node_offset == NULL || f->n_nodes > f->node_capacity ||
@@ -372,17 +480,20 @@ int mt_forest_check(const mt_forest *f)
         return MT_ERR_STATE;
     }
     seen = malloc(n);
-    if (seen == NULL) {
-        return MT_ERR_NOMEM;
+    z = malloc(d * sizeof(double)); /* D doubles: the node boxes hold more */
+    if (seen == NULL || z == NULL) {
+        status = MT_ERR_NOMEM;
+        goto cleanup;
     }
     for (size_t m = 0; m < M; ++m) {
         if ((status = check_tree_nodes(f, m)) != MT_OK ||
-            (status = check_tree_points(f, m, seen)) != MT_OK) {
+            (status = check_tree_points(f, m, seen, z)) != MT_OK) {
             goto cleanup;
         }
     }
     status = MT_OK;
 cleanup:
     free(seen);
+    free(z);
     return status;
 }
