@@ -180,6 +180,11 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads for the trees and features (None or -1: all cores; capped at the
         cores available).
+    rotation : {None, 'uniform'}, default=None
+        'uniform': every tree cuts in its own Haar-random rotation of the
+        inputs (the uniformly rotated Mondrian kernel, whose limit is
+        :func:`~mondrian.kernels.rotated_laplace_kernel`); see
+        :class:`MondrianFeatures`.
 
     Attributes
     ----------
@@ -197,7 +202,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, alpha: float = 1.0, *,
                  solver: str = "auto", tol: float = 1e-8, random_state=None,
-                 n_jobs: int | None = None):
+                 n_jobs: int | None = None, rotation: str | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.alpha = alpha
@@ -205,6 +210,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.rotation = rotation
 
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
@@ -225,7 +231,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = y.astype(np.float64, copy=False)
         features = MondrianFeatures(n_trees=self.n_trees, lifetime=self.lifetime,
-                                    random_state=self.random_state, n_jobs=self.n_jobs)
+                                    random_state=self.random_state, n_jobs=self.n_jobs,
+                                    rotation=self.rotation)
         Phi = features.fit_transform(X)
         mean = y.mean(axis=0)
         n, c = Phi.shape

@@ -29,20 +29,33 @@ __all__ = ["lifetime_scale", "LifetimeSearch", "search_lifetime"]
 LOG2_FLOOR = -20.0
 
 
-def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000) -> float:
+def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000,
+                   rotation: str | None = None) -> float:
     """λ₀ = 1/median ℓ₁ distance between distinct pairs of rows of X.
 
     At most ``max_rows`` rows, drawn with ``rng``, enter the median.  Pairs
     at distance 0 (repeated rows) are left out; if every row is the same,
     1.0 is returned (the kernel is then constant for every λ).
+
+    With ``rotation='uniform'`` the kernel is E_v[exp(-λ‖x - x'‖₂‖v‖₁)]
+    (:func:`~mondrian.kernels.rotated_laplace_kernel`), the average over
+    rotations of the ℓ₁ distance being ‖x - x'‖₂·E‖v‖₁: the distance of a
+    pair is that instead.
     """
     n = X.shape[0]
     rows = X if n <= max_rows else X[rng.choice(n, max_rows, replace=False)]
     i, j = np.triu_indices(rows.shape[0], k=1)
     dist = np.empty(i.shape[0])
     chunk = 1 << 16
+    if rotation is not None:
+        from ..kernels import sphere_l1_mean
+        factor = sphere_l1_mean(X.shape[1])
     for s in range(0, i.shape[0], chunk):
-        dist[s:s + chunk] = np.abs(rows[i[s:s + chunk]] - rows[j[s:s + chunk]]).sum(axis=1)
+        diff = rows[i[s:s + chunk]] - rows[j[s:s + chunk]]
+        if rotation is None:
+            dist[s:s + chunk] = np.abs(diff).sum(axis=1)
+        else:
+            dist[s:s + chunk] = factor * np.sqrt(np.einsum("ij,ij->i", diff, diff))
     dist = dist[dist > 0]
     if dist.size == 0:
         return 1.0
