@@ -253,32 +253,38 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
         return MT_ERR_NOMEM;
     }
     (void)nt;
+    /* Each thread's scratch: a stack (at most one entry per leaf, and a
+     * tree has at most n leaves) and, for a rotated forest, the points in
+     * the coordinates of the tree it grows (n * d doubles fit: the forest's
+     * X holds as many), allocated once per thread, not per tree. */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
-    for (ptrdiff_t m = 0; m < count; ++m) {
-        /* At most one stack entry per leaf, and a tree has at most n leaves.
-         * A rotated tree grows on its own copy of the points in its
-         * coordinates (n * d doubles fit: the forest's X holds as many). */
+    {
         mt_index *stack = malloc((n + 1) * sizeof(mt_index));
         double *Z = f->rotation != NULL ? malloc(n * d * sizeof(double)) : NULL;
-        const double *X = f->X;
-        int s = stack == NULL || (f->rotation != NULL && Z == NULL)
-                    ? MT_ERR_NOMEM : scratch_init(&trees[m], d, n);
-        if (s == MT_OK && Z != NULL) {
-            mt_forest_transform(f, (size_t)m, f->X, n, Z);
-            X = Z;
-        }
-        if (s == MT_OK) {
-            s = extend ? scratch_load(&trees[m], f, (size_t)m) : MT_OK;
-        }
-        if (s == MT_OK) {
-            s = extend ? scratch_extend(&trees[m], X, d, f->lifetime, lifetime, rngs[m], stack)
-                       : scratch_fit(&trees[m], X, n, d, lifetime, rngs[m], stack);
+        int ok = stack != NULL && (f->rotation == NULL || Z != NULL);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < count; ++m) {
+            const double *X = f->X;
+            int s = ok ? scratch_init(&trees[m], d, n) : MT_ERR_NOMEM;
+            if (s == MT_OK && Z != NULL) {
+                mt_forest_transform(f, (size_t)m, f->X, n, Z);
+                X = Z;
+            }
+            if (s == MT_OK) {
+                s = extend ? scratch_load(&trees[m], f, (size_t)m) : MT_OK;
+            }
+            if (s == MT_OK) {
+                s = extend ? scratch_extend(&trees[m], X, d, f->lifetime, lifetime, rngs[m], stack)
+                           : scratch_fit(&trees[m], X, n, d, lifetime, rngs[m], stack);
+            }
+            status = s < status ? s : status;
         }
         free(Z);
         free(stack);
-        status = s < status ? s : status;
     }
     if (status != MT_OK) {
         goto cleanup;
