@@ -95,6 +95,7 @@ def _sphere_l1_moments(d: int, n: int) -> np.ndarray:
     j = np.arange(n)
     base = np.exp(0.5 * j * np.log(2.0) + special.gammaln((j + 1) / 2) - 0.5 * np.log(np.pi)
                   - special.gammaln(j + 1))
+    base[0] = 1.0                # E|g|⁰ exactly (its power is taken d times)
     out = np.zeros(n)
     out[0] = 1.0
     power, e = base, d
@@ -105,7 +106,9 @@ def _sphere_l1_moments(d: int, n: int) -> np.ndarray:
         if e:
             power = np.convolve(power, power)[:n]
     log_rho = 0.5 * j * np.log(2.0) + special.gammaln((d + j) / 2) - special.gammaln(d / 2)
-    return out * np.exp(special.gammaln(j + 1) - log_rho)
+    out = out * np.exp(special.gammaln(j + 1) - log_rho)
+    out[0] = 1.0
+    return out
 
 
 def _profile_hankel(t: np.ndarray, d: int, h: float = 0.04):
