@@ -260,16 +260,18 @@ def rotated_laplace_profile(t, n_features: int) -> np.ndarray:
     ts = flat[small]
     out[small] = taylor[0] + ts * (taylor[1] + ts * (taylor[2] + ts * (taylor[3]
                                                                         + ts * taylor[4])))
-    mid = (~small) & (flat < _TABLE_TOP)
-    lt = np.log(flat[mid])
-    panel = np.clip(((lt - edges[0]) / _PANEL).astype(np.int64), 0, coef.shape[0] - 1)
-    xi = 2.0 * (lt - edges[panel]) / _PANEL - 1.0
-    c = coef[panel]
-    b1 = np.zeros_like(xi)
-    b2 = np.zeros_like(xi)
-    for j in range(_NODES - 1, 0, -1):      # Clenshaw
-        b1, b2 = 2.0 * xi * b1 - b2 + c[:, j], b1
-    out[mid] = np.exp(xi * b1 - b2 + c[:, 0])
+    mid = np.flatnonzero((~small) & (flat < _TABLE_TOP))
+    for s in range(0, mid.size, 1 << 16):     # bounded temporaries (16 coefficients each)
+        idx = mid[s:s + (1 << 16)]
+        lt = np.log(flat[idx])
+        panel = np.clip(((lt - edges[0]) / _PANEL).astype(np.int64), 0, coef.shape[0] - 1)
+        xi = 2.0 * (lt - edges[panel]) / _PANEL - 1.0
+        c = coef[panel]
+        b1 = np.zeros_like(xi)
+        b2 = np.zeros_like(xi)
+        for j in range(_NODES - 1, 0, -1):      # Clenshaw
+            b1, b2 = 2.0 * xi * b1 - b2 + c[:, j], b1
+        out[idx] = np.exp(xi * b1 - b2 + c[:, 0])
     return out.reshape(t.shape)
 
 
