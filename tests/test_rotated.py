@@ -399,3 +399,31 @@ def test_classifier_cv_with_rotation(rng):
                                      rotation="uniform").fit(X, y)
     assert clf.features_.rotation_ is not None
     assert clf.score(X, y) > 0.8
+
+
+# --------------------------------------------------------------------------
+# the experiment
+# --------------------------------------------------------------------------
+def test_experiment_kernel_part_quick(tmp_path):
+    import csv
+
+    from mondrian.cli import main as cli_main
+    from mondrian.experiments.rotated import prefix_features
+
+    assert cli_main(["experiment", "rotated", "--quick", "--part", "kernel",
+                     "--out", str(tmp_path)]) == 0
+    with open(tmp_path / "rotated_kernel.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # 2 kernels x M = 1..10 x 2 repeats, errors of estimates in [0, 1]
+    assert len(rows) == 40 and {r["kernel"] for r in rows} == {"axis", "rotated"}
+    err = {(r["kernel"], int(r["trees"]), int(r["repeat"])): float(r["max_abs_error"])
+           for r in rows}
+    assert all(0.0 < e <= 1.0 for e in err.values())
+    # each kind's error at M = 10 well below its error with one tree
+    for kind in ("axis", "rotated"):
+        assert err[(kind, 10, 0)] < err[(kind, 1, 0)]
+    # the prefixes: M trees rescaled to unit self-kernel
+    X = np.random.default_rng(0).random((15, 2))
+    for M, Phi, _ in prefix_features("rotated", X, None, 2.0, 5, 0):
+        np.testing.assert_allclose((Phi @ Phi.T).diagonal(), 1.0, rtol=1e-12)
+        assert np.array_equal(np.diff(Phi.indptr), np.full(15, M))
