@@ -44,7 +44,7 @@ from .features import (MondrianFeatures, RandomBinningFeatures, RandomFourierFea
                        RandomMaclaurinFeatures)
 from .gp import DisentanglingEmbedding, SparseSpectrumGPRegressor
 from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, laplace_kernel,
-                      polynomial_kernel)
+                      polynomial_kernel, rotated_laplace_kernel)
 from .path import LifetimePosterior, MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .ridge import MondrianKernelRidge, ridge_solve
 from .sgd import MondrianSGDClassifier
@@ -56,6 +56,7 @@ __all__ = [
     "MondrianKernelRidge",
     "MondrianSGDClassifier",
     "laplace_kernel",
+    "rotated_laplace_kernel",
     "RandomBinningFeatures",
     "RandomFourierFeatures",
     "RandomMaclaurinFeatures",

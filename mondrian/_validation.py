@@ -28,6 +28,7 @@ __all__ = [
     "check_fraction",
     "check_length_scales",
     "check_coefficients",
+    "check_rotation",
 ]
 
 
@@ -89,6 +90,14 @@ def check_alphas(alphas) -> np.ndarray:
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"alphas must be finite and > 0, got {arr.tolist()}")
     return arr
+
+
+def check_rotation(value, name: str = "rotation") -> str | None:
+    """The input rotation of a Mondrian forest: None (axis-aligned cuts) or
+    'uniform' (one Haar-random rotation per tree)."""
+    if value is None or (isinstance(value, str) and value == "uniform"):
+        return value
+    raise ValueError(f"{name} must be None or 'uniform', got {value!r}")
 
 
 def check_fraction(value, name: str) -> float:

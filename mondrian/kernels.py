@@ -1,14 +1,21 @@
 """Exact kernels: the ground truths that random features approximate."""
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 import scipy.sparse as sp
+from scipy import optimize, special
 
 from ._validation import (check_coefficients, check_int, check_length_scales, check_lifetime,
                           check_positive_float)
 
 __all__ = [
     "laplace_kernel",
+    "rotated_laplace_kernel",
+    "rotated_laplace_profile",
+    "sphere_l1_mean",
     "gaussian_kernel",
     "exponential_kernel",
     "polynomial_kernel",
@@ -62,6 +69,251 @@ def laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
         diff = np.abs(X[s:s + block, None, :] - Y[None, :, :]).sum(axis=2)
         out[s:s + block] = np.exp(-lifetime * diff)
     return out
+
+
+def sphere_l1_mean(n_features: int) -> float:
+    """E‖v‖₁ for v uniform on the unit sphere of R^D:
+    D·Γ(D/2)/(√π·Γ((D+1)/2)) (E|v₁| = Γ(D/2)/(√π Γ((D+1)/2))).
+
+    1 for D = 1, 4/π for D = 2, about √(2D/π) for large D.  The rotated
+    Mondrian kernel at lifetime λ decays like the Laplace kernel at
+    lifetime λ·E‖v‖₁ in the Euclidean distance: its slope at 0 is
+    -λ·E‖v‖₁.
+    """
+    d = check_int(n_features, "n_features")
+    return float(d * math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi))
+
+
+def _sphere_l1_moments(d: int, n: int) -> np.ndarray:
+    """E[S^k], k = 0..n-1, of S = ‖v‖₁ for v uniform on S^{d-1}.
+
+    With g ~ N(0, I_d), ‖g‖₁ = ‖g‖₂·S with S independent of ‖g‖₂, so
+    E[S^k] = E‖g‖₁^k / E‖g‖₂^k: the numerator is k! times the k-th
+    coefficient of (Σ_j E|g₁|^j x^j / j!)^d (positive terms, no
+    cancellation), the denominator 2^{k/2} Γ((d+k)/2)/Γ(d/2).
+    """
+    j = np.arange(n)
+    base = np.exp(0.5 * j * np.log(2.0) + special.gammaln((j + 1) / 2) - 0.5 * np.log(np.pi)
+                  - special.gammaln(j + 1))
+    base[0] = 1.0                # E|g|⁰ exactly (its power is taken d times)
+    out = np.zeros(n)
+    out[0] = 1.0
+    power, e = base, d
+    while e:     # out = base^d by squaring, truncated to n terms
+        if e & 1:
+            out = np.convolve(out, power)[:n]
+        e >>= 1
+        if e:
+            power = np.convolve(power, power)[:n]
+    log_rho = 0.5 * j * np.log(2.0) + special.gammaln((d + j) / 2) - special.gammaln(d / 2)
+    out = out * np.exp(special.gammaln(j + 1) - log_rho)
+    out[0] = 1.0
+    return out
+
+
+def _profile_hankel(t: np.ndarray, d: int, h: float = 0.04):
+    """k(t) and Σ|terms| by the Bromwich integral collapsed on the negative
+    real axis (see :func:`rotated_laplace_profile`), trapezoid rule in ln u."""
+    lo = np.log(max(float(np.min(t)) ** 2 / 2800.0, 1e-300))
+    x = np.arange(lo, np.log(800.0), h)
+    u = np.exp(x)[None, :]
+    y = t[:, None] / (2.0 * np.sqrt(u))
+    y2 = y * y
+    a = np.exp(-y2)
+    b = (2.0 / np.sqrt(np.pi)) * special.dawsn(y)
+    phi = np.arctan2(a, b)
+    # sin(dφ)/a, stable when a underflows (φ ≈ a/b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(a > 1e-150, np.sin(d * phi) / a, d / b)
+        log_r2 = np.where(a > 1e-150, np.log(a * a + b * b), 2.0 * np.log(b))
+    log_mag = -u - y2 + 0.5 * d * (log_r2 - np.log(u)) + x + special.gammaln(d / 2) - np.log(np.pi)
+    # Terms may overflow for small t in many dimensions (the sum then
+    # cancels hopelessly): such a t gets an infinite magnitude.
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = np.exp(np.minimum(log_mag, 700.0)) * ratio
+        terms = np.where(log_mag < 700.0, terms, np.inf)
+        return h * terms.sum(axis=1), h * np.abs(terms).sum(axis=1)
+
+
+def _profile_saddle(t: float, d: int):
+    """k(t) and Σ|terms| by the Bromwich integral on the parabola through the
+    real saddle point of its integrand, or (nan, nan) if there is none."""
+    def dlog(s):
+        z = t / (2.0 * np.sqrt(s))
+        e = special.erfcx(z)
+        return 1.0 - d / (2.0 * s) - d * (2.0 * z - 2.0 / (np.sqrt(np.pi) * e)) * z / (2.0 * s)
+    lo, hi = max(1e-12, t * t / 4e4), d / 2.0 + 10.0
+    if not (dlog(lo) < 0.0 < dlog(hi)):
+        return np.nan, np.nan
+    mu = optimize.brentq(dlog, lo, hi, xtol=1e-14 * hi, rtol=1e-14)
+    step = 1e-4 * mu
+    curv = (dlog(mu + step) - dlog(mu - step)) / (2.0 * step)
+    if not curv > 0.0:
+        return np.nan, np.nan
+    w = 1.0 / (2.0 * mu * np.sqrt(curv))      # Gaussian width in the parameter
+    h = w / 6.0
+    span = max(12.0 * w, np.sqrt((45.0 + mu) / mu))
+    p = np.arange(-span, span + h / 2, h)
+    s = mu * (1.0 + 1j * p) ** 2
+    z = t / (2.0 * np.sqrt(s))
+    log_f = s - 0.5 * d * np.log(s) + d * np.log(special.erfcx(z)) + special.gammaln(d / 2)
+    terms = np.exp(log_f) * (2j * mu * (1.0 + 1j * p))
+    return float((h / (2j * np.pi) * terms.sum()).real), float(h / (2 * np.pi) * np.abs(terms).sum())
+
+
+def _profile_exact(t: np.ndarray, d: int) -> np.ndarray:
+    """k(t) for t > 0 by the better-conditioned of the two contours."""
+    value, mag = _profile_hankel(t, d)
+    out = value.copy()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        cond = mag / np.abs(value)             # Σ|terms| / |sum|
+        for i in np.flatnonzero(~(cond <= 10.0)):     # also NaN and inf
+            v, m = _profile_saddle(float(t[i]), d)
+            if np.isfinite(v) and v > 0.0 and not (cond[i] <= m / v):
+                out[i] = v
+    return out
+
+
+#: Range of t = λ‖x - x'‖₂ tabulated by :func:`rotated_laplace_profile`:
+#: below, a Taylor polynomial; above, k(t) ≤ e^{-t} underflows to 0.
+_TABLE_TOP = 745.2
+_PANEL = 0.25        # width of a table panel in ln t
+_NODES = 16          # Chebyshev nodes per panel
+
+
+@functools.lru_cache(maxsize=32)
+def _profile_table(d: int):
+    """Piecewise-Chebyshev table of ln k(t) over ln t, and the Taylor
+    coefficients used below it."""
+    mom = _sphere_l1_moments(d, 6)
+    taylor = mom[:5] * np.array([1.0, -1.0, 0.5, -1.0 / 6.0, 1.0 / 24.0])
+    # Below t_low the fifth term, μ₅t⁵/120 ≤ (√d t)⁵/120, is under 1e-17.
+    t_low = (120e-17) ** 0.2 / np.sqrt(d)
+    edges = np.arange(np.log(t_low), np.log(_TABLE_TOP) + _PANEL, _PANEL)
+    k = np.arange(_NODES)
+    cheb = np.cos(np.pi * (k + 0.5) / _NODES)        # first-kind points
+    mid = 0.5 * (edges[:-1] + edges[1:])
+    x = mid[:, None] + 0.5 * _PANEL * cheb[None, :]
+    values = _profile_exact(np.exp(x.ravel()), d).reshape(x.shape)
+    with np.errstate(divide="ignore"):
+        logs = np.log(np.maximum(values, 1e-320))
+    # Chebyshev coefficients of each panel (discrete orthogonality).
+    T = np.cos(np.outer(np.arange(_NODES), np.arccos(cheb)))
+    coef = logs @ T.T * (2.0 / _NODES)
+    coef[:, 0] *= 0.5
+    return edges, coef, taylor, t_low
+
+
+def rotated_laplace_profile(t, n_features: int) -> np.ndarray:
+    """The rotated Laplace kernel as a function of t = λ‖x - x'‖₂:
+    k_D(t) = E_v[exp(-t‖v‖₁)], v uniform on the unit sphere S^{D-1}.
+
+    Exact for D = 1 (e^{-t}).  For D ≥ 2, from the representation of the
+    uniform law on the sphere as a Gaussian conditioned on ‖x‖₂² = 1
+    (Laplace inversion of ∫ Π_i e^{-t|x_i|} e^{-s‖x‖²} dx):
+
+        k_D(t) = Γ(D/2) · (1/2πi) ∫_Br e^s s^{-D/2} erfcx(t/(2√s))^D ds,
+
+    evaluated on the parabola through the real saddle point of the
+    integrand (moderate t) or collapsed on the negative real axis, where
+    it becomes the real integral
+
+        k_D(t) = Γ(D/2)/π ∫₀^∞ e^{-u} u^{-D/2} |w(y)|^D sin(D arg(b + ia)) du,
+
+    with y = t/(2√u), a = e^{-y²}, b = 2 Dawson(y)/√π (large t), each by
+    the trapezoid rule, choosing the better-conditioned sum.  These
+    values are tabulated once per D (ln k by piecewise Chebyshev
+    interpolation in ln t, 0.25 wide panels of 16 points); below
+    t ≈ 4e-4/√D a Taylor polynomial in the moments E‖v‖₁^k is used,
+    above t = 745.2 the value underflows (k_D(t) ≤ e^{-t}).
+
+    Accuracy: relative error below 1e-12 for t ≤ 200 (measured at most
+    7e-13 for D = 2, 3, 5, 10, 20, 50, 100 against the moment series
+    Σ (-t)^k E‖v‖₁^k / k! summed in 30 to 100 significant digits, and
+    against adaptive quadrature of the 2-D formula below); beyond, the
+    tabulated ln k_D carries an absolute error of about 3e-15·t, i.e. a
+    relative error of k_D below 3e-12 up to the underflow at 745.2.
+    The tests check D = 1, the 2-D quadrature, the small-t expansion and
+    a 3-D cubature.
+
+    Parameters
+    ----------
+    t : array-like
+        t ≥ 0 (finite).
+    n_features : int
+        Dimension D ≥ 1.
+
+    Returns
+    -------
+    ndarray of the shape of ``t``
+    """
+    d = check_int(n_features, "n_features")
+    t = np.asarray(t, dtype=np.float64)
+    if not np.all(np.isfinite(t)) or np.any(t < 0):
+        raise ValueError("t must be finite and >= 0")
+    if d == 1:
+        return np.exp(-t)
+    edges, coef, taylor, t_low = _profile_table(d)
+    flat = t.ravel()
+    out = np.zeros_like(flat)
+    small = flat < t_low
+    ts = flat[small]
+    out[small] = taylor[0] + ts * (taylor[1] + ts * (taylor[2] + ts * (taylor[3]
+                                                                        + ts * taylor[4])))
+    mid = np.flatnonzero((~small) & (flat < _TABLE_TOP))
+    for s in range(0, mid.size, 1 << 16):     # bounded temporaries (16 coefficients each)
+        idx = mid[s:s + (1 << 16)]
+        lt = np.log(flat[idx])
+        panel = np.clip(((lt - edges[0]) / _PANEL).astype(np.int64), 0, coef.shape[0] - 1)
+        xi = 2.0 * (lt - edges[panel]) / _PANEL - 1.0
+        c = coef[panel]
+        b1 = np.zeros_like(xi)
+        b2 = np.zeros_like(xi)
+        for j in range(_NODES - 1, 0, -1):      # Clenshaw
+            b1, b2 = 2.0 * xi * b1 - b2 + c[:, j], b1
+        out[idx] = np.exp(xi * b1 - b2 + c[:, 0])
+    return out.reshape(t.shape)
+
+
+def rotated_laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
+    """The uniformly rotated Laplace kernel
+    k(x, y) = E_v[exp(-λ‖x - y‖₂‖v‖₁)], v uniform on the unit sphere.
+
+    The limit of the uniformly rotated Mondrian kernel
+    (``MondrianFeatures(rotation='uniform')``) as M → ∞ (Osborne &
+    O'Reilly 2025): each tree's cuts are axis-aligned in its own
+    Haar-random rotation R, so the kernel is E_R[exp(-λ‖R(x - y)‖₁)] and
+    R(x - y) = ‖x - y‖₂·v with v uniform on the sphere.  Isotropic: a
+    function of r = ‖x - y‖₂ only, k(r) = 1 - λ r E‖v‖₁ + O(r²)
+    (:func:`sphere_l1_mean`); in 2-D, (4/π)∫₀^{π/4} exp(-√2 λ r cos θ) dθ;
+    in 1-D, the Laplace kernel exp(-λ|x - y|).  Positive definite (an
+    average of Laplace kernels).
+
+    Computed by :func:`rotated_laplace_profile` (relative error below 1e-12
+    for λr ≤ 200, below 3e-12 beyond).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_x, n_features)
+    Y : array-like of shape (n_y, n_features), optional
+        Default: X.
+    lifetime : float, default=1.0
+        λ ≥ 0, the inverse kernel width.
+
+    Returns
+    -------
+    ndarray of shape (n_x, n_y)
+    """
+    lifetime = check_lifetime(lifetime)
+    X, Y = _pair(X, X if Y is None else Y)
+    # Differences, not the Gram-matrix identity, so that close pairs keep
+    # their relative accuracy; rows in blocks as in laplace_kernel.
+    dist = np.empty((X.shape[0], Y.shape[0]))
+    block = max(1, int(2**22 // max(1, Y.shape[0] * X.shape[1])))
+    for s in range(0, X.shape[0], block):
+        diff = X[s:s + block, None, :] - Y[None, :, :]
+        dist[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    return rotated_laplace_profile(lifetime * dist, X.shape[1])
 
 
 def gaussian_kernel(X, Y=None, length_scale=1.0) -> np.ndarray:

@@ -207,6 +207,11 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         Cap on each tree's nodes for ``partial_fit`` (see
         :class:`~mondrian.MondrianFeatures`); with it C, hence memory, stays
         bounded over a stream.
+    rotation : {None, 'uniform'}, default=None
+        'uniform': every tree cuts in its own Haar-random rotation of the
+        inputs (the uniformly rotated Mondrian kernel, whose limit is
+        :func:`~mondrian.kernels.rotated_laplace_kernel`); see
+        :class:`MondrianFeatures`.
 
     Attributes
     ----------
@@ -235,7 +240,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, alpha: float = 1.0, *,
                  solver: str = "auto", tol: float = 1e-8, random_state=None,
                  n_jobs: int | None = None, store_points: bool = True,
-                 max_nodes: int | None = None):
+                 max_nodes: int | None = None, rotation: str | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.alpha = alpha
@@ -245,6 +250,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.store_points = store_points
         self.max_nodes = max_nodes
+        self.rotation = rotation
 
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
@@ -270,7 +276,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         y = y.astype(np.float64, copy=False)
         features = MondrianFeatures(n_trees=self.n_trees, lifetime=self.lifetime,
                                     random_state=self.random_state, n_jobs=self.n_jobs,
-                                    max_nodes=self.max_nodes)
+                                    max_nodes=self.max_nodes, rotation=self.rotation)
         Phi = features.fit_transform(X)
         mean = y.mean(axis=0)
         n, c = Phi.shape

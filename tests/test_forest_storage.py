@@ -181,15 +181,18 @@ def test_state_bit_generators_and_transform_are_validated(fitted):
         cls(*args).__setstate__(dict(state, bit_generators=gens[:-1]))
     with pytest.raises(TypeError, match="BitGenerator"):
         cls(*args).__setstate__(dict(state, bit_generators=[object()] * len(gens)))
-    # The per-tree transform slot: NULL (None) or orthogonal rotations.
+    # The per-tree transform slot: NULL (None) or orthogonal rotations, with
+    # the boxes in the rotated coordinates (tests/test_rotated.py).
     M, D = args
-    q = np.linalg.qr(np.random.default_rng(0).standard_normal((D, D)))[0]
-    ok = dict(state, rotation=np.repeat(q[None], M, axis=0), center=np.zeros(D))
+    rotated = MondrianFeatures(n_trees=M, lifetime=2.0, random_state=0,
+                               rotation="uniform").fit(mf.forest_.X)
+    ok = rotated.forest_.__reduce__()[2]
     g = cls(*args)
     g.__setstate__(ok)
-    assert g.n_nodes == mf.forest_.n_nodes
-    with pytest.raises(ValueError):     # no kernel implements rotations yet
-        g.features(None, 1.0)
+    assert g.n_nodes == rotated.forest_.n_nodes
+    assert np.array_equal(g.features(None, 1.0)[1], rotated.forest_.features(None, 1.0)[1])
+    with pytest.raises(ValueError, match="inconsistent"):   # axis-aligned boxes
+        cls(*args).__setstate__(dict(state, rotation=ok["rotation"], center=ok["center"]))
     bad = dict(ok, rotation=2 * ok["rotation"])
     with pytest.raises(ValueError, match="inconsistent"):
         cls(*args).__setstate__(bad)

@@ -144,16 +144,32 @@ def test_shared_forest_is_copied_not_changed(rng):
     assert events.forest is old
 
 
-def test_insert_rejects_rotated_forests_and_bad_points(rng):
+def test_insert_into_rotated_forests_and_reject_bad_points(rng):
     X = rng.random((40, 3))
+    new = rng.random((25, 3)) * 1.4 - 0.2      # some outside the boxes
     f = MondrianFeatures(3, 2.0, random_state=0).fit(X).forest_
+    # The identity rotation about 0 walks every tree exactly as no rotation.
     cls, args, state = f.__reduce__()
-    rotated = cls(*args)
-    rotated.__setstate__(dict(state, rotation=np.repeat(np.eye(3)[None], 3, axis=0),
-                              center=np.zeros(3)))
-    with pytest.raises(ValueError, match="unrotated"):
-        rotated.insert(rng.random((2, 3)))
-    assert rotated.n_points == 40
+    identity = cls(*args)
+    identity.__setstate__(dict(state, rotation=np.repeat(np.eye(3)[None], 3, axis=0),
+                               center=np.zeros(3)))
+    plain = f.copy().insert(new)
+    identity.insert(new)
+    for name in ("parent", "feature", "threshold", "tau", "lower", "upper", "perm"):
+        np.testing.assert_array_equal(getattr(identity, name), getattr(plain, name))
+    # A rotated forest takes points in each tree's own coordinates: after a
+    # pickle round trip (which checks in C that every box holds its points,
+    # rotated) the features of every point are those its leaves give.
+    mf = MondrianFeatures(4, 2.0, random_state=1, rotation="uniform").fit(X)
+    mf.partial_fit(new)
+    forest = pickle.loads(pickle.dumps(mf.forest_))
+    assert forest.n_points == 65
+    for m in range(4):
+        Z = forest.transform(np.vstack([X, new]), m)
+        root = forest.node_offset[m]
+        assert np.all(Z >= forest.lower[root] - 1e-12) and np.all(Z <= forest.upper[root] + 1e-12)
+    Phi = mf.transform(np.vstack([X, new]))
+    np.testing.assert_array_equal(Phi.sum(axis=1), np.full(65, 4 ** -0.5 * 4))
     g = f.copy()
     with pytest.raises(ValueError, match="finite"):
         g.insert(np.array([[0.5, np.nan, 0.5]]))

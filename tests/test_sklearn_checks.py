@@ -8,6 +8,8 @@ from mondrian import MondrianFeatures, MondrianKernelRidge, MondrianSGDClassifie
     MondrianFeatures(n_trees=10, random_state=0),
     MondrianKernelRidge(n_trees=20, random_state=0),
     MondrianSGDClassifier(n_trees=20, random_state=0),
+    MondrianFeatures(n_trees=10, random_state=0, rotation="uniform"),
+    MondrianKernelRidge(n_trees=20, random_state=0, rotation="uniform"),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

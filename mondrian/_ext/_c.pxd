@@ -55,8 +55,13 @@ cdef extern from "c/forest.h" nogil:
     void mt_forest_drop_points(mt_forest *f)
     int mt_forest_copy(mt_forest *dst, const mt_forest *src)
     int mt_forest_check(const mt_forest *f)
+    void mt_forest_drop_transform(mt_forest *f)
+    void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n,
+                             double *out)
 
 cdef extern from "c/grow.h" nogil:
+    int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t **rngs,
+                                 int n_threads)
     int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
     int mt_forest_extend(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
 

@@ -7,7 +7,7 @@ from ._c cimport mt_forest, mt_index
 
 cdef class Forest:
     # The C forest (c/forest.h): trees in one global numbering, its own copy
-    # of the points, per-tree permutations.
+    # of the points, per-tree permutations, per-tree rotations (or none).
     cdef mt_forest f
     # One numpy BitGenerator per tree (tree m draws only from the m-th).
     cdef tuple _bit_generators
@@ -29,7 +29,7 @@ cdef class Forest:
                       cnp.npy_intp *strides)
     cdef object _index_view(self, mt_index *data, size_t n)
     cdef object _double_view(self, double *data, size_t n, size_t d)
-    cdef _grow(self, double lifetime, int n_threads, bint extend)
+    cdef _grow(self, double lifetime, int n_threads, bint extend, center=*)
     cdef int _check_lifetime(self, double lifetime) except -1
     cdef int _require_points(self, str what) except -1
     cdef tuple _split_events(self)

@@ -44,6 +44,7 @@ from ._c cimport (
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
     mt_forest_insert, mt_forest_drop_points,
+    mt_forest_draw_rotations, mt_forest_drop_transform, mt_forest_transform,
     mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
     mt_forest_gram, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
     mt_forest_train_slices, mt_threads_release,
@@ -328,6 +329,54 @@ cdef class Forest:
             return out
         return self._index_view(self.f.key, self.f.n_nodes)
 
+    @property
+    def rotation(self):
+        """The trees' rotations Q_m, shape (M, D, D), or None for axis-aligned
+        trees: tree m works on the coordinates ``(x - center) @ rotation[m]``
+        (its split dimensions, thresholds and boxes are in them)."""
+        cdef cnp.npy_intp shape[3]
+        cdef cnp.npy_intp strides[3]
+        cdef size_t d = self.f.n_features
+        if self.f.rotation == NULL:
+            return None
+        shape[0] = <cnp.npy_intp>self.f.n_trees
+        shape[1] = <cnp.npy_intp>d
+        shape[2] = <cnp.npy_intp>d
+        strides[0] = <cnp.npy_intp>(d * d * sizeof(double))
+        strides[1] = <cnp.npy_intp>(d * sizeof(double))
+        strides[2] = sizeof(double)
+        return self._view(self.f.rotation, cnp.NPY_FLOAT64, 3, shape, strides)
+
+    @property
+    def center(self):
+        """The centre c of the rotations, shape (D,), or None."""
+        if self.f.center == NULL:
+            return None
+        return self._double_view(self.f.center, self.f.n_features, 0)
+
+    def transform(self, X, Py_ssize_t m):
+        """Points ``X`` (C-contiguous float64, shape (n, D)) in tree ``m``'s
+        coordinates: ``(X - center) @ rotation[m]`` computed by the C core
+        (``mt_forest_transform``, bitwise what the trees use), or a copy of
+        ``X`` for axis-aligned trees."""
+        cdef const double[:, ::1] Xv = X
+        cdef size_t d = self.f.n_features
+        if not 0 <= m < <Py_ssize_t>self.f.n_trees:
+            raise IndexError(f"tree index {m} out of range for {self.f.n_trees} trees")
+        if <size_t>Xv.shape[1] != d:
+            raise ValueError(f"X has {Xv.shape[1]} features, the forest has {d}")
+        out = np.empty((Xv.shape[0], d), dtype=np.float64)
+        cdef double[:, ::1] ov = out
+        if Xv.shape[0] > 0:
+            self._begin_read()
+            try:
+                with nogil:
+                    mt_forest_transform(&self.f, <size_t>m, &Xv[0, 0], <size_t>Xv.shape[0],
+                                        &ov[0, 0])
+            finally:
+                self._end_read()
+        return out
+
     def tree(self, Py_ssize_t m):
         """Tree ``m`` as a :class:`TreeView` (node ids local to the tree)."""
         if not 0 <= m < <Py_ssize_t>self.f.n_trees:
@@ -335,27 +384,41 @@ cdef class Forest:
         return TreeView(self, m)
 
     # -- growth ------------------------------------------------------------
-    def fit(self, X, double lifetime, bit_generators, n_threads=1):
+    def fit(self, X, double lifetime, bit_generators, n_threads=1, rotation=None):
         """Copy ``X`` (C-contiguous float64, shape (n, D)) into the forest
         and grow every tree on it up to ``lifetime``, tree m drawing from
         ``bit_generators[m]`` (numpy BitGenerators, kept by the forest).
-        Returns self."""
+
+        ``rotation='uniform'`` first gives tree m a Haar-random rotation
+        Q_m of SO(D) drawn from its own generator, about the centre c =
+        the mean of ``X`` (``c/grow.h``); the tree then grows on, and
+        later looks points up in, its coordinates (X - c) @ Q_m.  ``None``
+        (the default) grows axis-aligned trees.  Returns self."""
         cdef const double[:, ::1] Xv = X
         if Xv.shape[0] < 1 or <size_t>Xv.shape[1] != self.f.n_features:
             raise ValueError(f"X must have shape (n >= 1, {self.f.n_features}), got "
                              f"{tuple(X.shape)}")
         if not (lifetime >= 0.0) or isinf(lifetime):
             raise ValueError(f"lifetime must be finite and >= 0, got {lifetime}")
+        if rotation is not None and not (isinstance(rotation, str) and rotation == "uniform"):
+            raise ValueError(f"rotation must be None or 'uniform', got {rotation!r}")
         gens = _check_bit_generators(bit_generators, self.f.n_trees)
+        center = None
+        if rotation is not None:
+            center = np.ascontiguousarray(np.mean(X, axis=0), dtype=np.float64)
+            if not np.all(np.isfinite(center)):
+                raise ValueError("X: the mean of the points (the rotations' centre) is "
+                                 "not finite")
         cdef int status
         cdef int nt = check_threads(n_threads)
         self._begin_growth()
         try:
             mt_forest_clear(&self.f)
+            mt_forest_drop_transform(&self.f)
             check_status(mt_forest_append_points(&self.f, &Xv[0, 0], <size_t>Xv.shape[0]),
                          f"Forest.fit: copying {Xv.shape[0]} x {Xv.shape[1]} points")
             self._bit_generators = gens
-            self._grow(lifetime, nt, False)
+            self._grow(lifetime, nt, False, center)
         finally:
             self._growing = False
         return self
@@ -432,7 +495,7 @@ cdef class Forest:
             self._growing = False
         check_status(status, f"Forest.insert: {n} points of {self.f.n_features} features "
                              f"into {M} trees",
-                     "X must be finite and the forest unrotated")
+                     "X must be finite")
         return self
 
     def drop_points(self):
@@ -451,10 +514,15 @@ cdef class Forest:
             self._growing = False
         return self
 
-    cdef _grow(self, double lifetime, int n_threads, bint extend):
+    cdef _grow(self, double lifetime, int n_threads, bint extend, center=None):
         cdef Py_ssize_t m, M = self.f.n_trees
         cdef bitgen_t **rngs = <bitgen_t **>malloc(M * sizeof(bitgen_t *))
-        cdef int status
+        cdef const double[::1] cv
+        cdef const double *cp = NULL
+        cdef int status = MT_OK
+        if center is not None:
+            cv = center
+            cp = &cv[0]
         if rngs == NULL:
             raise MemoryError(f"Forest: {M} bit-generator pointers")
         locks = []
@@ -470,7 +538,11 @@ cdef class Forest:
                 if extend:
                     status = mt_forest_extend(&self.f, lifetime, rngs, n_threads)
                 else:
-                    status = mt_forest_fit(&self.f, lifetime, rngs, n_threads)
+                    # The rotations first: tree m's stream draws Q_m, then cuts.
+                    if cp != NULL:
+                        status = mt_forest_draw_rotations(&self.f, cp, rngs, n_threads)
+                    if status == MT_OK:
+                        status = mt_forest_fit(&self.f, lifetime, rngs, n_threads)
         finally:
             mt_threads_release()
             for lock in locks:

@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._ext._forest import Forest
 from .._progress import check_verbose, progress
 from .._validation import (available_memory, check_array_input, check_bool, check_int,
-                          check_lifetime, check_random_generator, format_bytes,
+                          check_lifetime, check_random_generator, check_rotation, format_bytes,
                           resolve_n_jobs)
 
 __all__ = ["MondrianFeatures"]
@@ -85,6 +85,18 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         number of columns stops growing).  A capped tree is no longer
         distributed as a Mondrian tree on every point seen.  ``fit`` is not
         capped.  None: no cap.
+    rotation : {None, 'uniform'}, default=None
+        None: axis-aligned cuts, the Laplace kernel exp(-λ‖x - x'‖₁).
+        'uniform': the uniformly rotated Mondrian kernel (Osborne &
+        O'Reilly 2025): tree m cuts the points in its own coordinates
+        (x - c) Q_m, with Q_m a Haar-random rotation of SO(D) drawn from the
+        tree's own random stream and c the mean of the points passed to
+        ``fit`` (fixed then; test points never move it).  The limit kernel
+        is isotropic, :func:`~mondrian.kernels.rotated_laplace_kernel`:
+        E_v[exp(-λ‖x - x'‖₂‖v‖₁)] over v uniform on the unit sphere, whose
+        width is about λ·E‖v‖₁ (≈ λ√(2D/π)) in Euclidean distance.  Costs D²
+        multiply-adds per point per tree in ``fit``, ``extend`` and
+        ``transform`` (see :doc:`/rotated`).
 
     Attributes
     ----------
@@ -101,6 +113,13 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Input dimension D.
     n_cells_ : int
         Number of columns of the feature matrix at ``lifetime_``.
+    rotation_ : ndarray of shape (n_trees, n_features, n_features) or None
+        With ``rotation='uniform'``, the trees' rotations Q_m (orthogonal,
+        determinant +1): tree m's coordinates of x are
+        ``(x - center_) @ rotation_[m]``.  None for axis-aligned trees.
+    center_ : ndarray of shape (n_features,) or None
+        The centre c of the rotations (the mean of the training points), or
+        None.
 
     See Also
     --------
@@ -119,7 +138,7 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, *, random_state=None,
                  n_jobs: int | None = None, verbose: int = 0, store_points: bool = True,
-                 max_nodes: int | None = None):
+                 max_nodes: int | None = None, rotation: str | None = None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
@@ -127,6 +146,7 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.verbose = verbose
         self.store_points = store_points
         self.max_nodes = max_nodes
+        self.rotation = rotation
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None) -> "MondrianFeatures":
@@ -154,9 +174,10 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         _check_max_nodes(self.max_nodes)
         n_threads = resolve_n_jobs(self.n_jobs)
         verbose = check_verbose(self.verbose)
+        rotation = check_rotation(self.rotation)
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
-        budget = _MemoryBudget(X, n_trees, n_threads)
+        budget = _MemoryBudget(X, n_trees, n_threads, rotation)
         budget.check_fixed()
         streams = [g.bit_generator for g in rng.spawn(n_trees)]
         budget.check_fit(X, lifetime, streams)
@@ -165,7 +186,7 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         forest = Forest(n_trees, X.shape[1])
         with progress(n_trees, f"MondrianFeatures.fit: trees to lifetime {lifetime:.4g}",
                       verbose) as bar:
-            forest.fit(X, lifetime, streams, n_threads)
+            forest.fit(X, lifetime, streams, n_threads, rotation=rotation)
             bar.update(n_trees)
         self.forest_ = forest
         self.lifetime_ = lifetime
@@ -258,7 +279,8 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         verbose = check_verbose(self.verbose)
         n_threads = resolve_n_jobs(self.n_jobs)
         old = self.forest_
-        budget = _MemoryBudget(old.X, old.n_trees, n_threads)
+        budget = _MemoryBudget(old.X, old.n_trees, n_threads,
+                               None if old.rotation is None else "uniform")
         budget.check_extend(old, lifetime, copy=old.shared)
         forest = old.copy() if old.shared else old
         with progress(forest.n_trees, f"MondrianFeatures.extend: trees to lifetime "
@@ -269,6 +291,20 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.lifetime_ = lifetime
         self.n_cells_ = int(forest.n_leaves)
         return self
+
+    @property
+    def rotation_(self) -> np.ndarray | None:
+        """The trees' rotations (copies), or None for axis-aligned trees."""
+        check_is_fitted(self, "forest_")
+        rotation = self.forest_.rotation
+        return None if rotation is None else np.array(rotation)
+
+    @property
+    def center_(self) -> np.ndarray | None:
+        """The centre of the rotations (a copy), or None."""
+        check_is_fitted(self, "forest_")
+        center = self.forest_.center
+        return None if center is None else np.array(center)
 
     @property
     def trees_(self) -> tuple:
@@ -443,19 +479,28 @@ class _MemoryBudget:
     ``MemoryError`` with the estimate and what to change.
     """
 
-    def __init__(self, X: np.ndarray, n_trees: int, n_threads: int):
+    def __init__(self, X: np.ndarray, n_trees: int, n_threads: int,
+                 rotation: str | None = None):
         # Only sizes and extents are kept: X may be a view of a forest,
         # which must not stay pinned (Forest.shared).
         self.n, self.d = X.shape
         self.extent = np.ptp(X, axis=0)
+        if rotation is not None:
+            # A rotated tree's box is that of the rotated points: each side
+            # is at most the points' Euclidean diameter, ≤ ‖extent‖₂.
+            self.extent = np.full(self.d, float(np.linalg.norm(self.extent)))
+        self.rotated = rotation is not None
         self.m = n_trees
         self.n_threads = n_threads
         self.available = available_memory()
 
     def fixed(self) -> float:
-        """Bytes needed whatever the lifetime."""
+        """Bytes needed whatever the lifetime (with rotations, also each
+        thread's rotated copy of the points and the M rotations)."""
         n, d, m = float(self.n), float(self.d), float(self.m)
-        return 8 * n * d + 16 * m * n + 8 * n * self.n_threads + m * (TREE_OBJECT_BYTES + 64)
+        rotated = (8 * n * d * self.n_threads + 8 * m * d * d) if self.rotated else 0.0
+        return (8 * n * d + 16 * m * n + 8 * n * self.n_threads + m * (TREE_OBJECT_BYTES + 64)
+                + rotated)
 
     def peak(self, total_nodes: float, kept_nodes: float = 0.0) -> float:
         """Peak bytes of growing ``total_nodes`` nodes while ``kept_nodes``
@@ -502,7 +547,8 @@ class _MemoryBudget:
             self._refuse(what, self.peak(bound), self._advice(lifetime))
         import copy
         pilot = Forest(k, self.d)
-        pilot.fit(X, lifetime, [copy.deepcopy(g) for g in streams[:k]], 1)
+        pilot.fit(X, lifetime, [copy.deepcopy(g) for g in streams[:k]], 1,
+                  rotation="uniform" if self.rotated else None)
         estimate = self.m * pilot.n_nodes / k
         del pilot
         if self.peak(estimate) > self.available:

@@ -41,8 +41,8 @@ from .._progress import check_verbose
 from .._progress import progress as show_progress
 from .._validation import (check_alphas, check_array_input, check_bool, check_fraction,
                            check_feature_names, check_int, check_lifetime,
-                           check_positive_float, check_random_generator, check_target_scale,
-                           resolve_n_jobs)
+                           check_positive_float, check_random_generator, check_rotation,
+                           check_target_scale, resolve_n_jobs)
 from ..features.mondrian import MondrianFeatures
 from ..ridge import ridge_solve
 from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels,
@@ -387,7 +387,8 @@ class _PathWarmStart:
                              split_rng)
         features = MondrianFeatures(n_trees=self.n_trees if n_trees is None else n_trees,
                                     lifetime=lam_max, random_state=tree_rng,
-                                    n_jobs=self.n_jobs if n_jobs is None else n_jobs).fit(X_all)
+                                    n_jobs=self.n_jobs if n_jobs is None else n_jobs,
+                                    rotation=self.rotation).fit(X_all)
         return None, mask, features, learner_rng
 
     def __getstate__(self):
@@ -536,6 +537,12 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         is distributed as one grown to Λ_new directly, but it is not the
         forest that ``random_state`` grows directly to Λ_new.  The dual
         solver and the automatic parameters always fit from scratch.
+    rotation : {None, 'uniform'}, default=None
+        'uniform': every tree (of the pilot's forest too) cuts in its own
+        Haar-random rotation of the inputs, the uniformly rotated Mondrian
+        kernel (:class:`MondrianFeatures`); the lifetimes are then searched
+        around λ₀ = 1/(median ‖x - x'‖₂·E‖v‖₁), the rotated kernel's own
+        scale (:func:`~mondrian.path.search.lifetime_scale`).
 
     Attributes
     ----------
@@ -601,7 +608,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                  selection: str = "validation", cv=None, validation_fraction: float = 0.2,
                  solver: str = "auto", n_lifetimes="auto", tol="auto",
                  prior: str = "uniform", prior_variance=1.0, random_state=None,
-                 n_jobs: int | None = None, warm_start: bool = False, verbose: int = 0):
+                 n_jobs: int | None = None, warm_start: bool = False, verbose: int = 0,
+                 rotation: str | None = None):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.alphas = alphas
@@ -617,6 +625,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.warm_start = warm_start
         self.verbose = verbose
+        self.rotation = rotation
 
     # ------------------------------------------------------------ parameters
     def _check_params(self) -> dict:
@@ -657,6 +666,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                              f"{AUTO_DUAL_ROWS} points); the path solvers validate on a "
                              "held-out fraction (validation_fraction) or on X_val")
         check_bool(self.warm_start, "warm_start")
+        check_rotation(self.rotation)
         return p
 
     def _choose_solver(self, p: dict, n_points: int) -> str:
@@ -788,7 +798,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             p, X_all, y_all, n_given, n_trees, lifetime, split_rng, final_rng, ladder_rng, n_jobs)
         if features is None:
             features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
-                                        random_state=final_rng, n_jobs=n_jobs).fit(X_all)
+                                        random_state=final_rng, n_jobs=n_jobs,
+                                        rotation=self.rotation).fit(X_all)
         self.intercept_ = float(y_all.mean())
         events = split_events(features)
         refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=p["tol"],
@@ -867,7 +878,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         # extending a forest that a learner reads would copy it.
         features = MondrianFeatures(n_trees=n_trees, lifetime=min(2.0 * lifetime, ceiling),
                                     random_state=final_rng if whole else ladder_rng,
-                                    n_jobs=n_jobs).fit(X_all if whole else X_all[rows])
+                                    n_jobs=n_jobs, rotation=self.rotation).fit(
+                                        X_all if whole else X_all[rows])
         X, y = (X_all, y_all) if whole else (X_all[rows], y_all[rows])
         train = np.zeros(rows.size, dtype=bool)
         train[:given.size] = True
@@ -932,10 +944,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         lifetime, alpha)."""
         auto_alphas = isinstance(p["alphas"], str)
         alphas = AUTO_DUAL_ALPHAS.copy() if auto_alphas else p["alphas"]
-        scale = lifetime_scale(X_all[train], split_rng)
+        scale = lifetime_scale(X_all[train], split_rng, rotation=self.rotation)
         lam_top = scale if p["max_lifetime"] == "auto" else p["max_lifetime"]
         features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top, random_state=tree_rng,
-                                    n_jobs=n_jobs).fit(X_all)
+                                    n_jobs=n_jobs, rotation=self.rotation).fit(X_all)
         yc = y_all - float(y_all[:n_given].mean())
         scorer = DualScorer(features, yc, alphas, train,
                             val_rows=np.arange(n_given, X_all.shape[0]), folds=folds, tie=tie,
@@ -1030,10 +1042,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             mask = _holdout_mask(self, X_all.shape[0], n_given, need_validation, fraction,
                                  split_rng)
             train_rows = np.flatnonzero(mask)
-            scale = lifetime_scale(X_all[train_rows], split_rng)
+            scale = lifetime_scale(X_all[train_rows], split_rng, rotation=self.rotation)
             lam_top = scale if auto_lam else p["max_lifetime"]
             features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top,
-                                        random_state=tree_rng, n_jobs=n_jobs).fit(X_all)
+                                        random_state=tree_rng, n_jobs=n_jobs,
+                                        rotation=self.rotation).fit(X_all)
             extend = _forest_extender(features) if auto_lam else None
             mean = float(y_all[mask].mean())
             yc = y_all - mean
@@ -1379,6 +1392,10 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         other than ``max_lifetime`` and ``n_jobs`` changed, or if
         ``max_lifetime`` is smaller.  The paths (an (N, M) table each) stay
         in memory; they are not pickled.
+    rotation : {None, 'uniform'}, default=None
+        'uniform': every tree cuts in its own Haar-random rotation of the
+        inputs, the uniformly rotated Mondrian kernel
+        (:class:`MondrianFeatures`).
 
     Attributes
     ----------
@@ -1399,7 +1416,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
     def __init__(self, n_trees: int = 100, max_lifetime: float = 1.0, *, loss: str = "hinge",
                  alpha: float = 1e-4, learning_rate: float = 0.2, n_epochs: int = 2,
                  validation_fraction: float = 0.2, n_lifetimes: int = 50, random_state=None,
-                 n_jobs: int | None = None, warm_start: bool = False, verbose: int = 0):
+                 n_jobs: int | None = None, warm_start: bool = False, verbose: int = 0,
+                 rotation: str | None = None):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.loss = loss
@@ -1412,6 +1430,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         self.n_jobs = n_jobs
         self.warm_start = warm_start
         self.verbose = verbose
+        self.rotation = rotation
 
     def fit(self, X, y, X_val=None, y_val=None) -> "MondrianKernelClassifierCV":
         """Grow the forest, run the SGD path and select λ.
@@ -1446,6 +1465,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         check_int(self.n_lifetimes, "n_lifetimes", minimum=2)
         fraction = check_fraction(self.validation_fraction, "validation_fraction")
         check_bool(self.warm_start, "warm_start")
+        check_rotation(self.rotation)
         X, y = check_array_input(self, X, reset=True, y=y)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)

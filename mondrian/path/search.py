@@ -30,16 +30,26 @@ __all__ = ["lifetime_scale", "LifetimeSearch", "search_lifetime"]
 LOG2_FLOOR = -20.0
 
 
-def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000) -> float:
+def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000,
+                   rotation: str | None = None) -> float:
     """λ₀ = 1/median ℓ₁ distance between distinct pairs of rows of X.
 
     At most ``max_rows`` rows, drawn with ``rng``, enter the median.  Pairs
     at distance 0 (repeated rows) are left out; if every row is the same,
     1.0 is returned (the kernel is then constant for every λ).
+
+    With ``rotation='uniform'`` the kernel is E_v[exp(-λ‖x - x'‖₂‖v‖₁)]
+    (:func:`~mondrian.kernels.rotated_laplace_kernel`), the average over
+    rotations of the ℓ₁ distance being ‖x - x'‖₂·E‖v‖₁: the distance of a
+    pair is that instead.
     """
     n = X.shape[0]
     rows = X if n <= max_rows else X[rng.choice(n, max_rows, replace=False)]
-    dist = scipy.spatial.distance.pdist(rows, metric="cityblock")
+    if rotation is None:
+        dist = scipy.spatial.distance.pdist(rows, metric="cityblock")
+    else:
+        from ..kernels import sphere_l1_mean
+        dist = sphere_l1_mean(X.shape[1]) * scipy.spatial.distance.pdist(rows, metric="euclidean")
     dist = dist[dist > 0]
     if dist.size == 0:
         return 1.0

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rows passed through a tree's rotation at a time (MT_ROTATE_ROWS * D
+ * doubles of scratch per thread). */
+#define MT_ROTATE_ROWS 64
+
 static inline void store_index(int32_t *idx32, mt_index *idx64, size_t pos,
                                mt_index value)
 {
@@ -26,11 +30,10 @@ static int check_outputs(const int32_t *idx32, const mt_index *idx64,
     return MT_OK;
 }
 
-/* The forest can serve features at lambda (identity transform only). */
+/* The forest can serve features at lambda. */
 static int check_forest(const mt_forest *f, double lambda)
 {
-    if (!(lambda >= 0.0) || lambda > f->lifetime || f->rotation != NULL ||
-        f->n_nodes == 0) {
+    if (!(lambda >= 0.0) || lambda > f->lifetime || f->n_nodes == 0) {
         return MT_ERR_ARG;
     }
     return MT_OK;
@@ -65,8 +68,13 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
     }
     ptrdiff_t block = (count + n_blocks - 1) / n_blocks;
     ptrdiff_t n_tiles = n_blocks * n_chunks;
+    /* A rotated forest looks points up in each tree's coordinates: the
+     * rows of a tile pass through tree m's transform MT_ROTATE_ROWS at a
+     * time, into the thread's scratch (which stays in the L1 cache). */
+    const int rotated = f->rotation != NULL;
+    int status = MT_OK;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(static) num_threads(nt) reduction(min : status)
 #endif
     for (ptrdiff_t tile = 0; tile < n_tiles; ++tile) {
         ptrdiff_t b = tile / n_chunks, c = tile % n_chunks;
@@ -76,17 +84,32 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
         }
         size_t m_lo = (size_t)c * n_trees / (size_t)n_chunks;
         size_t m_hi = (size_t)(c + 1) * n_trees / (size_t)n_chunks;
+        double *Z = NULL;
+        if (rotated && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
+            status = MT_ERR_NOMEM;
+            continue;
+        }
         for (size_t m = m_lo; m < m_hi; ++m) {
-            for (ptrdiff_t i = lo; i < hi; ++i) {
-                double exponent;
-                mt_index j = mt_forest_lookup(f, m, X + (size_t)i * d, lambda, &exponent);
-                size_t pos = (size_t)i * n_trees + m;
-                store_index(indices32, indices64, pos, col_of_node[j]);
-                data[pos] = exponent > 0.0 ? scale * exp(-exponent) : scale;
+            for (ptrdiff_t i0 = lo; i0 < hi; i0 += MT_ROTATE_ROWS) {
+                ptrdiff_t i1 = i0 + MT_ROTATE_ROWS < hi ? i0 + MT_ROTATE_ROWS : hi;
+                const double *rows = X + (size_t)i0 * d;
+                if (rotated) {
+                    mt_forest_transform(f, m, rows, (size_t)(i1 - i0), Z);
+                    rows = Z;
+                }
+                for (ptrdiff_t i = i0; i < i1; ++i) {
+                    double exponent;
+                    mt_index j = mt_forest_lookup(f, m, rows + (size_t)(i - i0) * d, lambda,
+                                                  &exponent);
+                    size_t pos = (size_t)i * n_trees + m;
+                    store_index(indices32, indices64, pos, col_of_node[j]);
+                    data[pos] = exponent > 0.0 ? scale * exp(-exponent) : scale;
+                }
             }
         }
+        free(Z);
     }
-    return MT_OK;
+    return status;
 }
 
 int mt_forest_features_fitted(const mt_forest *f, double lambda,

@@ -39,11 +39,22 @@
  * node takes the node's key; the two are never active together).  Growing
  * the trees (grow.h) drops the keys.
  *
- * Transform.  A later extension works on a per-tree transform of the input,
- * x -> R_m (x - c): `rotation` (M x D x D, row-major, orthogonal blocks) and
- * `center` (D).  Both NULL means the identity, the only case the kernels
- * accept today (they return MT_ERR_ARG otherwise); mt_forest_check accepts
- * a NULL pair or an orthogonal, finite pair.
+ * Transform.  Each tree may see the points through its own rotation about a
+ * common centre (the uniformly rotated Mondrian kernel, DESIGN.md section
+ * 11): tree m works on z = Q_m^T (x - c), i.e.
+ *
+ *     z_a = sum_b (x_b - c_b) Q_m[b, a],
+ *
+ * coordinate a of the tree being the projection of x - c on column a of
+ * Q_m.  `rotation` holds the Q_m (M x D x D, row-major, orthogonal with
+ * determinant +1), `center` holds c (D).  Both NULL means the identity.
+ * Everything stored per tree -- split dimensions and thresholds, data boxes
+ * -- is in the tree's coordinates; X keeps the points as they were given.
+ * mt_forest_transform is the one implementation of the map: every reader of
+ * point coordinates (the sampler, lookups, the checks, insertion) goes
+ * through it, so a point's coordinates in a tree are bitwise the same
+ * wherever they are computed.  mt_forest_check accepts a NULL pair or a
+ * finite pair with orthogonal blocks.
  */
 #ifndef MT_FOREST_H
 #define MT_FOREST_H
@@ -134,6 +145,33 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src);
  * Returns MT_OK, MT_ERR_STATE, or MT_ERR_NOMEM (it needs N bytes).
  */
 int mt_forest_check(const mt_forest *f);
+
+/* Drop the per-tree transform (back to the identity). */
+void mt_forest_drop_transform(mt_forest *f);
+
+/*
+ * Rows of X (n x D, row-major) in tree m's coordinates: out[i] =
+ * Q_m^T (X[i] - c), or a copy of X[i] for the identity.  out (n x D) must
+ * not overlap X.  Each coordinate is summed over b = 0..D-1 in order, with
+ * no fused multiply-add, so the result of a row does not depend on n, on
+ * the row's position in the block, on the thread, nor on the instruction
+ * set the running CPU selects (see forest.c).  Cost: D^2 multiply-adds per
+ * row.
+ */
+void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n,
+                         double *out);
+
+/* The point x (D) as tree m sees it: x itself for the identity, else its
+ * transform written to `scratch` (D doubles), which is returned. */
+static inline const double *mt_forest_point(const mt_forest *f, size_t m,
+                                            const double *x, double *scratch)
+{
+    if (f->rotation == NULL) {
+        return x;
+    }
+    mt_forest_transform(f, m, x, 1, scratch);
+    return scratch;
+}
 
 /* Tree m's point permutation (n_points entries). */
 static inline mt_index *mt_forest_perm(const mt_forest *f, size_t m)

@@ -244,7 +244,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     scratch *trees = NULL;
     size_t total = 0;
     int status = MT_OK;
-    if (n == 0 || f->X == NULL || !(lifetime >= 0.0) || isinf(lifetime) || f->rotation != NULL ||
+    if (n == 0 || f->X == NULL || !(lifetime >= 0.0) || isinf(lifetime) ||
         (extend && (f->n_nodes == 0 || lifetime < f->lifetime))) {
         return MT_ERR_ARG;
     }
@@ -253,22 +253,38 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
         return MT_ERR_NOMEM;
     }
     (void)nt;
+    /* Each thread's scratch: a stack (at most one entry per leaf, and a
+     * tree has at most n leaves) and, for a rotated forest, the points in
+     * the coordinates of the tree it grows (n * d doubles fit: the forest's
+     * X holds as many), allocated once per thread, not per tree. */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
-    for (ptrdiff_t m = 0; m < count; ++m) {
-        /* At most one stack entry per leaf, and a tree has at most n leaves. */
+    {
         mt_index *stack = malloc((n + 1) * sizeof(mt_index));
-        int s = stack == NULL ? MT_ERR_NOMEM : scratch_init(&trees[m], d, n);
-        if (s == MT_OK) {
-            s = extend ? scratch_load(&trees[m], f, (size_t)m) : MT_OK;
+        double *Z = f->rotation != NULL ? malloc(n * d * sizeof(double)) : NULL;
+        int ok = stack != NULL && (f->rotation == NULL || Z != NULL);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < count; ++m) {
+            const double *X = f->X;
+            int s = ok ? scratch_init(&trees[m], d, n) : MT_ERR_NOMEM;
+            if (s == MT_OK && Z != NULL) {
+                mt_forest_transform(f, (size_t)m, f->X, n, Z);
+                X = Z;
+            }
+            if (s == MT_OK) {
+                s = extend ? scratch_load(&trees[m], f, (size_t)m) : MT_OK;
+            }
+            if (s == MT_OK) {
+                s = extend ? scratch_extend(&trees[m], X, d, f->lifetime, lifetime, rngs[m], stack)
+                           : scratch_fit(&trees[m], X, n, d, lifetime, rngs[m], stack);
+            }
+            status = s < status ? s : status;
         }
-        if (s == MT_OK) {
-            s = extend ? scratch_extend(&trees[m], f->X, d, f->lifetime, lifetime, rngs[m], stack)
-                       : scratch_fit(&trees[m], f->X, n, d, lifetime, rngs[m], stack);
-        }
+        free(Z);
         free(stack);
-        status = s < status ? s : status;
     }
     if (status != MT_OK) {
         goto cleanup;
@@ -301,6 +317,170 @@ cleanup:
     }
     free(trees);
     return status;
+}
+
+/* A standard normal pair (Box-Muller) from two uniforms. */
+static void normal_pair(bitgen_t *rng, double *z0, double *z1)
+{
+    const double two_pi = 6.283185307179586;
+    double r = sqrt(-2.0 * log(open_uniform(rng)));
+    double t = two_pi * rng->next_double(rng->state);
+    *z0 = r * cos(t);
+    *z1 = r * sin(t);
+}
+
+/* Sign of det(A) for A (d x d, row-major, overwritten) by Gaussian
+ * elimination with partial pivoting: +1, -1, or 0 if singular. */
+static int det_sign(double *A, size_t d)
+{
+    int sign = 1;
+    for (size_t k = 0; k < d; ++k) {
+        size_t p = k;
+        for (size_t i = k + 1; i < d; ++i) {
+            if (fabs(A[i * d + k]) > fabs(A[p * d + k])) {
+                p = i;
+            }
+        }
+        if (A[p * d + k] == 0.0) {
+            return 0;
+        }
+        if (p != k) {
+            for (size_t j = k; j < d; ++j) {
+                double t = A[k * d + j];
+                A[k * d + j] = A[p * d + j];
+                A[p * d + j] = t;
+            }
+            sign = -sign;
+        }
+        if (A[k * d + k] < 0.0) {
+            sign = -sign;
+        }
+        for (size_t i = k + 1; i < d; ++i) {
+            double l = A[i * d + k] / A[k * d + k];
+            for (size_t j = k + 1; j < d; ++j) {
+                A[i * d + j] -= l * A[k * d + j];
+            }
+        }
+    }
+    return sign;
+}
+
+/*
+ * One Haar rotation of SO(d) into Q (d x d, row-major), from rng; G is
+ * scratch of d * d doubles.  The rows of V = G hold d Gaussian vectors
+ * g_0..g_{d-1}; Gram-Schmidt (each vector orthogonalised twice against
+ * the previous ones: "twice is enough", orthogonal to rounding) turns them
+ * into q_0..q_{d-1}, the columns of the Q factor of [g_0 ... g_{d-1}] with
+ * R's diagonal positive.  Q[b][a] = q_a[b].  A draw whose vectors are
+ * numerically dependent (probability 0 in exact arithmetic) is redrawn.
+ */
+static int draw_rotation(bitgen_t *rng, size_t d, double *Q, double *G)
+{
+    for (;;) {
+        size_t total = d * d, k = 0;
+        for (; k + 1 < total; k += 2) {
+            normal_pair(rng, &G[k], &G[k + 1]);
+        }
+        if (k < total) {
+            double unused;
+            normal_pair(rng, &G[k], &unused);
+        }
+        /* sign of det[g_0 ... g_{d-1}] (= det of its transpose), on Q as scratch */
+        memcpy(Q, G, total * sizeof(double));
+        int sign = det_sign(Q, d);
+        int ok = sign != 0;
+        for (size_t a = 0; a < d && ok; ++a) {
+            double *v = G + a * d, norm0 = 0.0, norm = 0.0;
+            for (size_t i = 0; i < d; ++i) {
+                norm0 += v[i] * v[i];
+            }
+            for (int pass = 0; pass < 2; ++pass) {
+                for (size_t b = 0; b < a; ++b) {
+                    const double *u = G + b * d;
+                    double dot = 0.0;
+                    for (size_t i = 0; i < d; ++i) {
+                        dot += u[i] * v[i];
+                    }
+                    for (size_t i = 0; i < d; ++i) {
+                        v[i] -= dot * u[i];
+                    }
+                }
+            }
+            for (size_t i = 0; i < d; ++i) {
+                norm += v[i] * v[i];
+            }
+            /* a vector nearly in the span of the previous ones: redraw */
+            ok = norm > 1e-20 * norm0 && norm0 > 0.0;
+            double inv = 1.0 / sqrt(norm);
+            for (size_t i = 0; i < d && ok; ++i) {
+                v[i] *= inv;
+            }
+        }
+        if (!ok) {
+            continue;
+        }
+        if (sign < 0) {
+            for (size_t i = 0; i < d; ++i) {
+                G[(d - 1) * d + i] = -G[(d - 1) * d + i];
+            }
+        }
+        for (size_t a = 0; a < d; ++a) {
+            for (size_t b = 0; b < d; ++b) {
+                Q[b * d + a] = G[a * d + b];
+            }
+        }
+        return MT_OK;
+    }
+}
+
+int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t *const *rngs,
+                             int n_threads)
+{
+    const size_t M = f->n_trees, d = f->n_features;
+    const ptrdiff_t count = (ptrdiff_t)M;
+    size_t total;
+    double *rotation, *c;
+    int status = MT_OK;
+    if (center == NULL) {
+        return MT_ERR_ARG;
+    }
+    for (size_t k = 0; k < d; ++k) {
+        if (!isfinite(center[k])) {
+            return MT_ERR_ARG;
+        }
+    }
+    if (mt_mul_size(d, d, &total) != MT_OK || mt_mul_size(total, M, &total) != MT_OK ||
+        mt_mul_size(total, sizeof(double), &total) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    rotation = malloc(total > 0 ? total : 1);
+    c = malloc(d * sizeof(double)); /* d * 8 fits: total does */
+    if (rotation == NULL || c == NULL) {
+        free(rotation);
+        free(c);
+        return MT_ERR_NOMEM;
+    }
+    memcpy(c, center, d * sizeof(double));
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        double *G = malloc(d * d * sizeof(double));
+        int s = G == NULL ? MT_ERR_NOMEM
+                          : draw_rotation(rngs[m], d, rotation + (size_t)m * d * d, G);
+        free(G);
+        status = s < status ? s : status;
+    }
+    if (status != MT_OK) {
+        free(rotation);
+        free(c);
+        return status;
+    }
+    mt_forest_drop_transform(f);
+    f->rotation = rotation;
+    f->center = c;
+    return MT_OK;
 }
 
 int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads)

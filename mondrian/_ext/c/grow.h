@@ -6,14 +6,34 @@
  * Trees are independent: tree m draws only from rngs[m], and the trees are
  * grown in parallel, each into its own scratch storage, then packed into the
  * forest's global numbering in tree order.  The result does not depend on
- * the number of threads.  Both functions leave the forest unchanged when
- * they fail.
+ * the number of threads.  The growth functions leave the forest unchanged
+ * when they fail.
+ *
+ * A forest with a transform (forest.h) grows tree m on its points in tree
+ * m's coordinates: each tree's rotated copy of the points (N x D) lives in
+ * the scratch of the thread growing it, only while it grows.
  */
 #ifndef MT_GROW_H
 #define MT_GROW_H
 
 #include "forest.h"
 #include "numpy/random/bitgen.h"
+
+/*
+ * Give every tree its own uniformly random rotation about the centre
+ * `center` (D finite values; the forest's transform, forest.h): Q_m is
+ * Haar-distributed on SO(D), drawn from rngs[m] alone -- D^2 standard
+ * normals (Box-Muller), orthonormalised by Gram-Schmidt (twice), which is
+ * the Q of their QR factorisation with R's diagonal positive, Haar on O(D)
+ * (Mezzadri 2007); its last column is negated when its determinant is -1,
+ * which keeps the law invariant under rotations, hence Haar on SO(D).
+ * Trees are drawn in parallel; the result does not depend on n_threads.
+ * Any previous transform is replaced; on failure the forest is unchanged.
+ * Call it before mt_forest_fit, which then grows tree m on the points in
+ * its coordinates.
+ */
+int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t *const *rngs,
+                             int n_threads);
 
 /*
  * Grow every tree from scratch on the forest's points (n_points >= 1) up to

@@ -326,7 +326,7 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     mt_index *rank = NULL, base = 0;
     size_t total = 0, need_points, xd;
     int status = MT_OK;
-    if (f->n_nodes == 0 || f->rotation != NULL || (X == NULL && n > 0)) {
+    if (f->n_nodes == 0 || (X == NULL && n > 0)) {
         return MT_ERR_ARG;
     }
     if (n == 0) {
@@ -358,13 +358,25 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     for (ptrdiff_t m = 0; m < count; ++m) {
         iscratch *s = &trees[m];
         int st = iscratch_load(s, f, (size_t)m, n);
+        double *Z = NULL;        /* the batch in tree m's coordinates */
+        const double *P = X;
+        if (st == MT_OK && f->rotation != NULL) {
+            Z = malloc(xd * sizeof(double));
+            if (Z == NULL) {
+                st = MT_ERR_NOMEM;
+            } else {
+                mt_forest_transform(f, (size_t)m, X, n, Z);
+                P = Z;
+            }
+        }
         if (st == MT_OK) {
             for (size_t i = 0; i < n; ++i) {
-                insert_point(s, X + i * d, i, f->lifetime, max_nodes, rngs[m]);
+                insert_point(s, P + i * d, i, f->lifetime, max_nodes, rngs[m]);
             }
             renumber(s, f->perm != NULL ? mt_forest_perm(f, (size_t)m) : NULL, n_old_points,
                      n);
         }
+        free(Z);
         status = st < status ? st : status;
     }
     if (status != MT_OK) {

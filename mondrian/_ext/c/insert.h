@@ -99,10 +99,11 @@
  * lies in the boxes of its path).  A capped tree is no longer a Mondrian
  * tree on all the points; it is the tree the insertions had built when
  * the cap was reached, with boxes grown to hold every later point.
- * max_nodes = 0: no cap.  Returns
- * MT_ERR_ARG for a forest without trees, with a rotation (the per-tree
- * transform is not supported yet) or for non-finite X; on any failure the
- * forest is unchanged.  n = 0 is a no-op.
+ * max_nodes = 0: no cap.  A rotated forest (forest.h) walks each tree with
+ * the batch in that tree's coordinates (mt_forest_transform, into a scratch
+ * of n x D per tree); the forest keeps the points as given.  Returns
+ * MT_ERR_ARG for a forest without trees or for non-finite X; on any failure
+ * the forest is unchanged.  n = 0 is a no-op.
  */
 int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
                      bitgen_t *const *rngs, int n_threads);

@@ -15,6 +15,10 @@
  * probability that x is still with the cell's training points at lambda is
  * exp(-sum_j e_j(x) (min(tau_j, lambda) - tau_parent(j))^+), the expected
  * value of x's indicator feature.  For a training point every e_j is 0.
+ *
+ * Points are given in tree m's coordinates: for a forest with a transform
+ * (forest.h), pass mt_forest_point(f, m, x, scratch) (or a block through
+ * mt_forest_transform), not the raw x.
  */
 #ifndef MT_LOOKUP_H
 #define MT_LOOKUP_H
