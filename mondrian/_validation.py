@@ -331,6 +331,13 @@ def check_array_input(estimator, X, *, reset: bool, name: str = "X",
     and sets or checks ``n_features_in_`` on ``estimator``.  Sparse input is
     rejected with a ``TypeError`` that says so.
     """
+    for arg, value in ((name, X), ("y", y)):
+        module = type(value).__module__ or ""
+        if module == "dask" or module.startswith(("dask.", "dask_expr.")):
+            raise TypeError(f"{type(estimator).__name__} does not take a dask {arg} here; "
+                            f"MondrianFeatures.fit/transform and MondrianKernelRidge.fit/"
+                            f"predict do (see the Dask page of the user guide); compute "
+                            f"{arg} first if it fits in memory")
     if sp.issparse(X):
         raise TypeError(f"{type(estimator).__name__} does not support sparse input {name}: "
                         f"sparse data was passed, but dense data is required "

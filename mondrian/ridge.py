@@ -16,6 +16,7 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._dask import is_dask_collection
 from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
                           resolve_n_jobs)
 from .features.mondrian import MondrianFeatures, _column_rank
@@ -272,6 +273,10 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         if not store_points and self.solver == "cg":
             raise ValueError("store_points=False needs the exact solver (the factor is "
                              "updated without the points); use solver='auto' or 'cholesky'")
+        if is_dask_collection(X) or is_dask_collection(y):
+            from ._dask import fit_ridge
+            fit_ridge(self, X, y, alpha)
+            return self
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = y.astype(np.float64, copy=False)
         features = MondrianFeatures(n_trees=self.n_trees, lifetime=self.lifetime,
@@ -413,6 +418,9 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         check_is_fitted(self, "coef_")
+        if is_dask_collection(X):
+            from ._dask import predict_blocks
+            return predict_blocks(self, X)
         X = check_array_input(self, X, reset=False)
         return self.features_.transform(X) @ self.coef_ + self.intercept_
 

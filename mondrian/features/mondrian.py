@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._ext._forest import Forest
 from .._progress import check_verbose, progress
+from .._dask import is_dask_collection
 from .._validation import (available_memory, check_array_input, check_bool, check_int,
                           check_lifetime, check_random_generator, check_rotation, format_bytes,
                           resolve_n_jobs)
@@ -161,7 +162,20 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Returns
         -------
         self
+
+        Notes
+        -----
+        A dask array or data frame X (chunked by rows) is fitted on the
+        cluster: the trees are grown on a random sample of
+        :data:`mondrian._dask.SAMPLE_ROWS` rows, then every other row is
+        inserted block by block (``partial_fit``), so the forest is
+        distributed as one grown on all rows; it keeps no points (as with
+        ``store_points=False``).  See :doc:`/dask`.
         """
+        if is_dask_collection(X):
+            from .._dask import fit_features
+            fit_features(self, X)
+            return self
         self._grow(X)
         self._finish_fit()
         return self
@@ -344,8 +358,11 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             had and new cells are appended (see ``partial_fit``).
         """
         check_is_fitted(self, "forest_")
-        X = check_array_input(self, X, reset=False)
         lam = self._check_lifetime_arg(lifetime)
+        if is_dask_collection(X):
+            from .._dask import transform_blocks
+            return transform_blocks(self, X, lam)
+        X = check_array_input(self, X, reset=False)
         return self._features(X, lam)
 
     def training_features(self, lifetime: float | None = None) -> sp.csr_array:

@@ -1,0 +1,300 @@
+"""Mondrian features and ridge regression on Dask arrays (optional: ``dask``).
+
+Nothing outside this module imports dask; the estimators come here when
+they are given a dask collection (:func:`is_dask_collection` looks at the
+type's module, without importing dask).
+
+Memory model (what each worker holds):
+
+* **Trees.**  ``MondrianFeatures.fit`` grows the forest on a sample of at
+  most :data:`SAMPLE_ROWS` rows, drawn from ``random_state``, on the client,
+  then inserts the other rows block by block (the conditional Mondrian,
+  :meth:`MondrianFeatures.partial_fit`): a chain of tasks, each on the
+  worker that holds its block, passing on the forest *without its points*
+  (``store_points=False``: boxes, split times and counts, O(nodes)).  Each
+  insertion leaves the forest distributed as one grown in batch on every
+  point inserted so far (``c/insert.h``), so the result is distributed as a
+  forest grown on all rows.  A worker holds one block of X and the forest.
+* **Features and normal equations.**  Every block's Φ (sparse, M entries per
+  row) is made on its worker, which returns only ΦᵀΦ (C x C, dense up to
+  :data:`DENSE_GRAM_MAX` columns, else sparse), Φᵀy, Φᵀ1, Σy and the row
+  count; the blocks' results are summed pairwise (a tree reduction written
+  with ``dask.delayed``: ``dask.array.dot`` on sparse blocks gathers every
+  block into one task).  The fitted forest enters the graph once, as one
+  key, which each worker fetches once.  The client solves the C x C system.
+* ``predict`` and ``transform`` return dask arrays, block by block.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["is_dask_collection", "SAMPLE_ROWS", "DENSE_GRAM_MAX"]
+
+#: Rows of a dask X on which the trees are grown before the other rows are
+#: inserted block by block.
+SAMPLE_ROWS = 20_000
+
+#: Up to this many columns the blocks' ΦᵀΦ are dense C x C arrays (8·C²
+#: bytes each: 288 MB at the limit) and the client factorises ΦᵀΦ + αI by
+#: Cholesky, as the in-memory solver does; above, they are sparse and the
+#: client solves by conjugate gradients.
+DENSE_GRAM_MAX = 6000
+
+
+def is_dask_collection(obj) -> bool:
+    """True for a dask array, series or data frame (checked by the type's
+    module, so that dask is imported only when one is given)."""
+    module = type(obj).__module__ or ""
+    return module == "dask" or module.startswith(("dask.", "dask_expr."))
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:      # pragma: no cover - a dask object implies dask
+        raise ImportError("dask input needs dask: pip install 'mondrian-kernel[dask]'") from exc
+    return dask, da
+
+
+def as_dask_array(X, name: str, *, ndim: int | None = None):
+    """A dask array chunked by rows only, with known chunk sizes.
+
+    Data frames and series become arrays (their partitions' lengths are
+    computed); unknown chunk sizes (e.g. after boolean masking) are refused.
+    """
+    dask, da = _dask()
+    if not isinstance(X, da.Array):
+        to_array = getattr(X, "to_dask_array", None)
+        if to_array is None:
+            raise TypeError(f"{name} must be a dask array or data frame, got "
+                            f"{type(X).__name__}")
+        X = to_array(lengths=True)
+    if any(np.isnan(c) for chunks in X.chunks for c in chunks):
+        raise ValueError(f"{name} has unknown chunk sizes (nan); call "
+                         f"{name}.compute_chunk_sizes() first")
+    if ndim is not None and X.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {X.shape}")
+    if X.ndim == 2 and len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has no rows")
+    return X
+
+
+def _check_block(block, n_features: int, what: str = "X") -> np.ndarray:
+    """One block of X, as the in-memory estimators would accept it."""
+    block = np.asarray(block)
+    if block.dtype.kind not in "biuf":
+        raise TypeError(f"{what}: a block has dtype {block.dtype}, not numeric")
+    block = np.ascontiguousarray(block, dtype=np.float64)
+    if block.ndim != 2 or block.shape[1] != n_features:
+        raise ValueError(f"{what}: a block has shape {block.shape}, expected "
+                         f"(n, {n_features}) like the others")
+    if not np.all(np.isfinite(block)):
+        raise ValueError(f"{what}: a block holds NaN or infinite values")
+    return block
+
+
+# ------------------------------------------------------------------- trees
+def _key(prefix: str) -> str:
+    import uuid
+    return f"mondrian-{prefix}-{uuid.uuid4().hex}"
+
+
+def _insert_block(features, block, skip: np.ndarray, n_features: int):
+    """A copy of ``features`` with the rows of ``block`` (but those in
+    ``skip``, already in the sample) inserted; the input is not modified."""
+    import copy
+
+    block = _check_block(block, n_features)
+    if skip.size:
+        block = np.delete(block, skip, axis=0)
+    out = copy.copy(features)
+    out.forest_ = features.forest_.copy()
+    if block.shape[0]:
+        out.partial_fit(block)
+    return out
+
+
+def _sample_rows(block, rows: np.ndarray, n_features: int) -> np.ndarray:
+    return _check_block(block, n_features)[rows]
+
+
+def fit_features(features, X) -> None:
+    """:meth:`MondrianFeatures.fit` on a dask array (see the module's notes):
+    trees grown on a sample of :data:`SAMPLE_ROWS` rows, then every other
+    row inserted, block by block on the workers; the forest keeps no points."""
+    from sklearn.base import clone
+
+    from ._validation import check_random_generator
+    dask, _ = _dask()
+    X = as_dask_array(X, "X", ndim=2)
+    n, d = X.shape
+    sample_rng, tree_rng = check_random_generator(features.random_state).spawn(2)
+    sample = (np.arange(n) if n <= SAMPLE_ROWS
+              else np.sort(sample_rng.choice(n, SAMPLE_ROWS, replace=False)))
+    bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+    blocks = X.to_delayed().ravel()
+    local = [sample[(sample >= bounds[b]) & (sample < bounds[b + 1])] - bounds[b]
+             for b in range(len(blocks))]
+    # The sample's rows, block by block (each block checked where it lives).
+    parts = dask.compute(*[dask.delayed(_sample_rows, pure=True)(
+        block, rows, d, dask_key_name=_key(f"sample-{b}"))
+        for b, (block, rows) in enumerate(zip(blocks, local)) if rows.size])
+    grower = clone(features).set_params(random_state=tree_rng, store_points=False)
+    grower.fit(np.concatenate(parts))
+    current = grower
+    for b, block in enumerate(blocks):
+        skip = local[b]
+        if skip.size == bounds[b + 1] - bounds[b]:
+            continue
+        current = dask.delayed(_insert_block, pure=True)(
+            current, block, skip, d, dask_key_name=_key(f"insert-{b}"))
+    if current is not grower:
+        current = dask.compute(current)[0]
+    for name, value in vars(current).items():
+        if name.endswith("_") and not name.startswith("__"):
+            setattr(features, name, value)
+
+
+def transform_blocks(features, X, lifetime=None):
+    """``features.transform`` of every block of a dask X: a dask array of
+    scipy CSR blocks (rows of X, all columns)."""
+    dask, _ = _dask()
+    X = as_dask_array(X, "X", ndim=2)
+    n_columns = features.transform(np.asarray(features.forest_.lower[:1]),
+                                   lifetime).shape[1]
+    model = dask.delayed(features, name=_key("features"))
+    return X.map_blocks(_transform_block, model, lifetime, X.shape[1],
+                        chunks=(X.chunks[0], (n_columns,)), dtype=np.float64,
+                        meta=sp.csr_matrix((0, 0)))
+
+
+def _transform_block(block, features, lifetime, n_features):
+    return sp.csr_matrix(features.transform(_check_block(block, n_features), lifetime))
+
+
+# ------------------------------------------------------------------- ridge
+def _normal_block(features, block, yb, n_features: int, dense: bool):
+    """(rows, Σy, ΦᵀΦ, Φᵀy, Φᵀ1) of one block."""
+    Phi = features.transform(_check_block(block, n_features))
+    yb = np.asarray(yb, dtype=np.float64)
+    if not np.all(np.isfinite(yb)):
+        raise ValueError("y: a block holds NaN or infinite values")
+    G = Phi.T @ Phi
+    G = G.toarray() if dense else sp.csr_array(G)
+    return (Phi.shape[0], yb.sum(axis=0), G, np.asarray(Phi.T @ yb),
+            np.asarray(Phi.T @ np.ones(Phi.shape[0])))
+
+
+def _add(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def tree_sum(parts: list, split_every: int = 8):
+    """Sum of the delayed tuples ``parts`` by a tree of additions (at most
+    ``split_every`` parts per task), so no task holds more than that many
+    partial sums."""
+    dask, _ = _dask()
+
+    def add_many(*xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = _add(out, x)
+        return out
+
+    while len(parts) > 1:
+        parts = [dask.delayed(add_many, pure=True)(*parts[i:i + split_every],
+                                                   dask_key_name=_key("sum"))
+                 for i in range(0, len(parts), split_every)]
+    return parts[0]
+
+
+def fit_ridge(est, X, y, alpha: float) -> None:
+    """:meth:`MondrianKernelRidge.fit` on dask X and y (see the module's notes)."""
+    import scipy.linalg as la
+
+    from .features.mondrian import MondrianFeatures
+    from .ridge import _OnlineRidge
+    dask, da = _dask()
+    X = as_dask_array(X, "X", ndim=2)
+    y = as_dask_array(y, "y")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]}")
+    if y.ndim > 2:
+        raise ValueError(f"y must be 1- or 2-dimensional, got shape {y.shape}")
+    y = y.rechunk({0: X.chunks[0]} if y.ndim == 1 else {0: X.chunks[0], 1: -1})
+    features = MondrianFeatures(n_trees=est.n_trees, lifetime=est.lifetime,
+                                random_state=est.random_state, n_jobs=est.n_jobs,
+                                store_points=False, max_nodes=est.max_nodes,
+                                rotation=est.rotation)
+    fit_features(features, X)
+    n_columns = int(features.n_cells_)
+    dense = n_columns <= DENSE_GRAM_MAX
+    model = dask.delayed(features, name=_key("features"))
+    parts = [dask.delayed(_normal_block, pure=True)(model, xb, yb, X.shape[1], dense,
+                                                    dask_key_name=_key(f"normal-{b}"))
+             for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))]
+    n, y_sum, G, Pty, Pt1 = dask.compute(tree_sum(parts))[0]
+    mean = y_sum / n
+    rhs = Pty - (np.outer(Pt1, mean) if np.ndim(mean) else Pt1 * mean)
+    online = _OnlineRidge(n, y_sum, Pty, Pt1, None)
+    if dense:
+        A = np.array(G, dtype=np.float64)
+        A[np.diag_indices_from(A)] += alpha
+        R = la.cholesky(A, lower=False, check_finite=False)
+        coef = la.cho_solve((R, False), rhs, check_finite=False)
+        online.factor, online.order, online.alpha = R, np.arange(n_columns), alpha
+        solver, n_iter = "cholesky-primal", 0
+    else:
+        coef, n_iter = _cg_gram(sp.csr_array(G), rhs, alpha, tol=est.tol)
+        solver = "cg"
+    est._online = online
+    est.features_ = features
+    est.coef_ = coef
+    est.intercept_ = mean
+    est.solver_ = solver
+    est.n_iter_ = n_iter
+    est.n_features_in_ = X.shape[1]
+
+
+def _cg_gram(G, rhs: np.ndarray, alpha: float, *, tol: float,
+             max_iter: int = 10_000) -> tuple[np.ndarray, int]:
+    """Solve (G + αI)w = rhs, G = ΦᵀΦ sparse, by Jacobi-preconditioned CG to
+    relative residual ``tol`` (as :func:`mondrian.ridge.ridge_solve`'s CG)."""
+    import scipy.sparse.linalg as spla
+
+    c = G.shape[0]
+    op = spla.LinearOperator((c, c), matvec=lambda w: G @ w + alpha * w, dtype=np.float64)
+    inv_diag = 1.0 / (G.diagonal() + alpha)
+    precond = spla.LinearOperator((c, c), matvec=lambda r: inv_diag * r, dtype=np.float64)
+    cols = rhs[:, None] if rhs.ndim == 1 else rhs
+    out = np.empty_like(cols)
+    worst = 0
+    for k in range(cols.shape[1]):
+        count = [0]
+        out[:, k], info = spla.cg(op, cols[:, k], rtol=tol, atol=0.0, maxiter=max_iter,
+                                  M=precond, callback=lambda _: count.__setitem__(0, count[0] + 1))
+        if info != 0:
+            raise RuntimeError(f"conjugate gradients did not reach tol={tol} in {max_iter} "
+                               "iterations")
+        worst = max(worst, count[0])
+    return (out[:, 0] if rhs.ndim == 1 else out), worst
+
+
+def predict_blocks(est, X):
+    """``est.predict`` of every block of a dask X (a dask array)."""
+    dask, _ = _dask()
+    X = as_dask_array(X, "X", ndim=2)
+    model = dask.delayed(est, name=_key("model"))
+    coef = np.asarray(est.coef_)
+    if coef.ndim == 1:
+        return X.map_blocks(_predict_block, model, X.shape[1], drop_axis=1, dtype=np.float64)
+    return X.map_blocks(_predict_block, model, X.shape[1],
+                        chunks=(X.chunks[0], (coef.shape[1],)), dtype=np.float64)
+
+
+def _predict_block(block, est, n_features):
+    return est.predict(_check_block(block, n_features))
