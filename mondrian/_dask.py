@@ -298,3 +298,99 @@ def predict_blocks(est, X):
 
 def _predict_block(block, est, n_features):
     return est.predict(_check_block(block, n_features))
+
+
+# -------------------------------------------------------------------- SSGP
+def ssgp_data(X, y):
+    """Validated dask X (rows x D, float64) and y (1-d, X's row chunks);
+    the blocks' values are checked where they are used."""
+    _, da = _dask()
+    X = as_dask_array(X, "X", ndim=2).astype(np.float64)
+    y = as_dask_array(y, "y")
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]}")
+    y = y.astype(np.float64).rechunk({0: X.chunks[0]})
+    if not bool(da.isfinite(y).all().compute()):
+        raise ValueError("y holds NaN or infinite values")
+    return X, y
+
+
+def gather_rows(X, y, rows: np.ndarray):
+    """Rows ``rows`` (sorted) of dask X and y, as numpy arrays, each block
+    checked where it lives."""
+    dask, _ = _dask()
+    d = X.shape[1]
+    bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+    tasks = []
+    for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel())):
+        local = rows[(rows >= bounds[b]) & (rows < bounds[b + 1])] - bounds[b]
+        if local.size:
+            tasks.append(dask.delayed(_rows_xy, pure=True)(xb, yb, local, d))
+    parts = dask.compute(*tasks)
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+def _rows_xy(xb, yb, local, d):
+    return _check_block(xb, d)[local], np.asarray(yb, dtype=np.float64)[local]
+
+
+def _ssgp_normal_block(xb, yb, omega, d):
+    from .gp.ssgp import _block_rows, _normal_sums
+    xb = _check_block(xb, d)
+    G, b, _ = _normal_sums(xb, np.asarray(yb, dtype=np.float64), omega,
+                           _block_rows(xb.shape[0], 2 * omega.shape[1], None))
+    return G, b
+
+
+def _ssgp_gradient_block(xb, yb, omega, M, d):
+    from .gp.ssgp import _block_rows, _gradient_sums
+    xb = _check_block(xb, d)
+    return _gradient_sums(xb, np.asarray(yb, dtype=np.float64), omega, M,
+                          _block_rows(xb.shape[0], 2 * omega.shape[1], None))
+
+
+def ssgp_normal_sums(X, y, omega):
+    """ΦᵀΦ and Φᵀy of the SSGP features over every block (tree reduction)."""
+    dask, _ = _dask()
+    parts = [dask.delayed(_ssgp_normal_block, pure=True)(xb, yb, omega, X.shape[1],
+                                                         dask_key_name=_key(f"ssgp-g-{b}"))
+             for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))]
+    return dask.compute(tree_sum(parts))[0]
+
+
+def ssgp_gradient_sums(X, y, omega, M):
+    """XᵀH and (X∘y)ᵀΦ of the SSGP gradient over every block."""
+    dask, _ = _dask()
+    parts = [dask.delayed(_ssgp_gradient_block, pure=True)(xb, yb, omega, M, X.shape[1],
+                                                           dask_key_name=_key(f"ssgp-w-{b}"))
+             for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))]
+    return dask.compute(tree_sum(parts))[0]
+
+
+def ssgp_predict_blocks(est, X, return_std: bool, include_noise: bool):
+    """``est.predict`` block by block: the mean (and the std) as dask arrays."""
+    dask, _ = _dask()
+    import copy
+
+    X = as_dask_array(X, "X", ndim=2)
+    light = copy.copy(est)         # without the (dask) training data
+    light.X_train_ = light.y_train_ = None
+    model = dask.delayed(light, name=_key("ssgp"))
+    mean = X.map_blocks(_ssgp_predict_block, model, X.shape[1], False, include_noise,
+                        drop_axis=1, dtype=np.float64)
+    if not return_std:
+        return mean
+    std = X.map_blocks(_ssgp_predict_block, model, X.shape[1], True, include_noise,
+                       drop_axis=1, dtype=np.float64)
+    return mean, std
+
+
+def _ssgp_predict_block(block, est, d, want_std, include_noise):
+    block = _check_block(block, d)
+    if want_std:
+        return est.predict(block, return_std=True, include_noise=include_noise)[1]
+    return est.predict(block, include_noise=include_noise)

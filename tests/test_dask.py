@@ -118,14 +118,50 @@ def test_bad_blocks_give_clear_errors(client, small_sample):
 
 def test_estimators_without_dask_support_refuse_it_by_name():
     from mondrian import MondrianKernelRidgeCV
-    from mondrian.gp import SparseSpectrumGPRegressor
     X, y = _data(n=100, seed=6)
     Xd, yd = da.from_array(X, chunks=50), da.from_array(y, chunks=50)
-    for est in (MondrianKernelRidgeCV(n_trees=5), SparseSpectrumGPRegressor(4)):
-        with pytest.raises(TypeError, match="dask X"):
-            est.fit(Xd, y)
+    with pytest.raises(TypeError, match="dask X"):
+        MondrianKernelRidgeCV(n_trees=5).fit(Xd, y)
     with pytest.raises(TypeError, match="dask y"):
         MondrianKernelRidgeCV(n_trees=5).fit(X, yd)
     fitted = MondrianFeatures(5, 1.0, random_state=0).fit(X)
     with pytest.raises(TypeError, match="dask X"):
         fitted.partial_fit(Xd)
+
+
+@pytest.mark.parametrize("chunks", [128, 1000])
+def test_ssgp_on_dask_equals_in_memory(client, chunks):
+    from mondrian.gp import SparseSpectrumGPRegressor
+    from mondrian.gp.ssgp import _nlml
+    X, y = _data(n=1000, seed=7)
+    Xd, yd = da.from_array(X, chunks=(chunks, 3)), da.from_array(y, chunks=chunks)
+    # Untrained (max_iter=0): the same draw of spectral points (ranked on the
+    # same rows), the same posterior weights and predictions.
+    kw = dict(n_components=6, max_iter=0, random_state=2)
+    mem = SparseSpectrumGPRegressor(**kw).fit(X, y)
+    dsk = SparseSpectrumGPRegressor(**kw).fit(Xd, yd)
+    np.testing.assert_array_equal(dsk.spectral_points_, mem.spectral_points_)
+    np.testing.assert_allclose(dsk.weights_mean_, mem.weights_mean_, rtol=1e-10, atol=0)
+    mean, std = dsk.predict(da.from_array(X, chunks=(300, 3)), return_std=True)
+    ref_mean, ref_std = mem.predict(X, return_std=True)
+    np.testing.assert_allclose(mean.compute(), ref_mean, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(std.compute(), ref_std, rtol=1e-10)
+    # The NLML and its gradient at any (θ, ε): block sums equal the
+    # in-memory sums up to their order.
+    theta = mem.theta_ + 0.3
+    yn = (y - y.mean()) / y.std()
+    a = _nlml(X, yn, float(yn @ yn), mem.spectral_points_, theta, gradient=True,
+              block_size=None)
+    b = _nlml(Xd, da.from_array(yn, chunks=chunks), float(yn @ yn), mem.spectral_points_,
+              theta, gradient=True, block_size=None)
+    assert b.nlml == pytest.approx(a.nlml, rel=1e-10)
+    assert np.linalg.norm(b.grad_theta - a.grad_theta) <= 1e-10 * np.linalg.norm(a.grad_theta)
+    assert np.linalg.norm(b.grad_eps - a.grad_eps) <= 1e-10 * np.linalg.norm(a.grad_eps)
+    # Trained on dask: L-BFGS-B on those values reaches the in-memory optimum
+    # (to the optimiser's tolerance: the sums' order perturbs its path).
+    fitted = SparseSpectrumGPRegressor(6, random_state=2).fit(Xd, yd)
+    reference = SparseSpectrumGPRegressor(6, random_state=2).fit(X, y)
+    assert fitted.log_marginal_likelihood_value_ == pytest.approx(
+        reference.log_marginal_likelihood_value_, rel=1e-6)
+    with pytest.raises(ValueError, match="return_cov"):
+        fitted.predict(Xd, return_cov=True)

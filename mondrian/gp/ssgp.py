@@ -49,6 +49,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._dask import is_dask_collection
 from .._ext._fourier import cos_sin_pairs
 from .._validation import (available_cores, check_array_input, check_bool, check_int,
                            check_length_scales, check_positive_float, check_random_generator)
@@ -112,6 +113,41 @@ def _features(X: np.ndarray, omega: np.ndarray) -> np.ndarray:
     return cos_sin_pairs(X @ omega, 1.0)
 
 
+def _normal_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, rows: int):
+    """ΦᵀΦ and Φᵀy over blocks of ``rows`` rows; also Φ when one block holds
+    every row (so that the gradient's pass need not make it again)."""
+    n, m2 = X.shape[0], 2 * omega.shape[1]
+    G = np.zeros((m2, m2))
+    b = np.zeros(m2)
+    Phi = None
+    for start in range(0, n, rows):
+        Phi = _features(X[start:start + rows], omega)
+        G += Phi.T @ Phi                                   # BLAS syrk
+        b += Phi.T @ y[start:start + rows]
+    return G, b, (Phi if rows >= n else None)
+
+
+def _gradient_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, M: np.ndarray, rows: int,
+                   Phi: np.ndarray | None = None):
+    """W = XᵀH for E = ΦM (see :func:`_nlml`) and C = (X∘y)ᵀΦ, over blocks of
+    ``rows`` rows (Φ of every row may be given)."""
+    n, D = X.shape
+    p = omega.shape[1]
+    W = np.zeros((D, p))
+    C = np.zeros((D, 2 * p))
+    for start in range(0, n, rows):
+        Xb = X[start:start + rows]
+        Pb = Phi if Phi is not None else _features(Xb, omega)
+        E = Pb @ M                                         # BLAS gemm
+        # H = E paired with (-sin, cos), without temporaries beyond H itself
+        H = np.multiply(E[:, 1::2], Pb[:, 0::2])
+        E2 = np.multiply(E[:, 0::2], Pb[:, 1::2], out=E[:, 0::2])
+        H -= E2
+        W += Xb.T @ H
+        C += (Xb * y[start:start + rows, None]).T @ Pb     # (X∘y)ᵀΦ, D x 2p
+    return W, C
+
+
 class _Evaluation:
     """NLML at one (θ, ε), with the factor and weights the posterior needs."""
 
@@ -148,15 +184,16 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
     s = float(np.exp(theta[1 + D]))
     omega = np.ascontiguousarray((eps / ls).T)            # (D, p)
 
-    rows = _block_rows(n, m2, block_size)
-    keep = gradient and rows >= n
-    G = np.zeros((m2, m2))
-    b = np.zeros(m2)
-    Phi = None
-    for start in range(0, n, rows):
-        Phi = _features(X[start:start + rows], omega)
-        G += Phi.T @ Phi                                   # BLAS syrk
-        b += Phi.T @ y[start:start + rows]
+    dask_data = is_dask_collection(X)
+    if dask_data:
+        from .._dask import ssgp_normal_sums
+        G, b = ssgp_normal_sums(X, y, omega)
+        Phi = None
+    else:
+        rows = _block_rows(n, m2, block_size)
+        G, b, Phi = _normal_sums(X, y, omega, rows)
+        if not gradient:
+            Phi = None
     A = a * G
     A.flat[::m2 + 1] += s
     R, info = lapack.dpotrf(A, lower=0, clean=1, overwrite_a=1)
@@ -190,19 +227,11 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
     M = a * Ainv
     M += (a * a / s) * np.outer(alpha, alpha)
     alpha_as = (a / s) * alpha
-    W = np.zeros((D, p))
-    C = np.zeros((D, m2))
-    for start in range(0, n, rows):
-        Xb = X[start:start + rows]
-        if not keep:
-            Phi = _features(Xb, omega)
-        E = Phi @ M                                        # BLAS gemm
-        # H = E paired with (-sin, cos), without temporaries beyond H itself
-        H = np.multiply(E[:, 1::2], Phi[:, 0::2])
-        E2 = np.multiply(E[:, 0::2], Phi[:, 1::2], out=E[:, 0::2])
-        H -= E2
-        W += Xb.T @ H
-        C += (Xb * y[start:start + rows, None]).T @ Phi    # (X∘y)ᵀΦ, D x 2p
+    if dask_data:
+        from .._dask import ssgp_gradient_sums
+        W, C = ssgp_gradient_sums(X, y, omega, M)
+    else:
+        W, C = _gradient_sums(X, y, omega, M, rows, Phi)
     # The rank-one part -y(a/s)αᵀ of E, through C = (X∘y)ᵀΦ instead of an
     # n x 2p pass: its H_ij is -y_i(α'_{2j+1} cos t_ij - α'_{2j} sin t_ij).
     W -= C[:, 0::2] * alpha_as[1::2] - C[:, 1::2] * alpha_as[0::2]
@@ -350,11 +379,17 @@ def initial_theta(X, y) -> np.ndarray:
     ndarray of shape (n_features + 2,)
         (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²).
     """
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    half_range = 0.5 * np.ptp(X, axis=0)
+    if is_dask_collection(X) or is_dask_collection(y):
+        import dask
+        lo_x, hi_x, var = dask.compute(X.min(axis=0), X.max(axis=0), y.var())
+        half_range = 0.5 * (np.asarray(hi_x) - np.asarray(lo_x))
+        var = float(var)
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        half_range = 0.5 * np.ptp(X, axis=0)
+        var = float(np.var(y))
     ls = np.where(half_range > 0, half_range, 1.0)
-    var = float(np.var(y))
     if not var > 0:
         var = 1.0
     lo, hi = np.log(HYPERPARAMETER_BOUNDS)
@@ -556,8 +591,14 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable or None, got "
                             f"{type(self.callback).__name__}")
-        X, y = check_array_input(self, X, y=y, reset=True, y_numeric=True)
-        y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
+        dask_data = is_dask_collection(X) or is_dask_collection(y)
+        if dask_data:
+            from .._dask import ssgp_data
+            X, y = ssgp_data(X, y)
+            self.n_features_in_ = X.shape[1]
+        else:
+            X, y = check_array_input(self, X, y=y, reset=True, y_numeric=True)
+            y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
         verbose = check_verbose(self.verbose)
         rng = check_random_generator(self.random_state)
 
@@ -577,7 +618,14 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             Xd, yd = X, yn
             if n > DRAW_ROWS:
                 rows = np.sort(stream.choice(n, DRAW_ROWS, replace=False))
-                Xd, yd = X[rows], yn[rows]
+                if dask_data:
+                    from .._dask import gather_rows
+                    Xd, yd = gather_rows(X, yn, rows)
+                else:
+                    Xd, yd = X[rows], yn[rows]
+            elif dask_data:
+                from .._dask import gather_rows
+                Xd, yd = gather_rows(X, yn, np.arange(n))
             yyd = float(yd @ yd)
             for _ in range(n_draws):
                 eps = stream.standard_normal((p, D))
@@ -613,7 +661,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         # estimator); every run has its own stream, so the result does not
         # depend on the order in which they finish.
         workers = min(len(streams), available_cores()) if (
-            serial and self.callback is None) else 1
+            serial and self.callback is None and not dask_data) else 1
         with _blas_limit(n, 2 * p), progress(n_restarts + 1, f"{type(self).__name__} runs",
                                              verbose) as bar:
             if workers > 1:
@@ -718,6 +766,12 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         if return_std and return_cov:
             raise ValueError("return_std and return_cov: at most one of them can be True")
         check_is_fitted(self, "theta_")
+        if is_dask_collection(X):
+            if return_cov:
+                raise ValueError("return_cov=True with a dask X: the n x n covariance "
+                                 "does not fit a block-wise computation; use return_std")
+            from .._dask import ssgp_predict_blocks
+            return ssgp_predict_blocks(self, X, return_std, include_noise)
         X = check_array_input(self, X, reset=False)
         n = X.shape[0]
         m2 = 2 * self.frequencies_.shape[1]
