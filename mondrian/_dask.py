@@ -212,45 +212,71 @@ def tree_sum(parts: list, split_every: int = 8):
     return parts[0]
 
 
-def fit_ridge(est, X, y, alpha: float) -> None:
-    """:meth:`MondrianKernelRidge.fit` on dask X and y (see the module's notes)."""
-    import scipy.linalg as la
+def _normal_equations(features, X, y):
+    """(n, Σy, ΦᵀΦ, Φᵀy, Φᵀ1) of dask X, y on ``features`` (tree reduction)."""
+    dask, _ = _dask()
+    dense = int(features.n_cells_) <= DENSE_GRAM_MAX
+    model = dask.delayed(features, name=_key("features"))
+    parts = [dask.delayed(_normal_block, pure=True)(model, xb, yb, X.shape[1], dense,
+                                                    dask_key_name=_key(f"normal-{b}"))
+             for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))]
+    return dask.compute(tree_sum(parts))[0]
 
-    from .features.mondrian import MondrianFeatures
-    from .ridge import _OnlineRidge
-    dask, da = _dask()
-    X = as_dask_array(X, "X", ndim=2)
+
+def _solve(G, rhs: np.ndarray, alpha: float, tol: float):
+    """(coef, R or None, solver, iterations) of (G + αI)w = rhs: Cholesky for a
+    dense G, conjugate gradients for a sparse one."""
+    import scipy.linalg as la
+    if sp.issparse(G):
+        coef, n_iter = _cg_gram(sp.csr_array(G), rhs, alpha, tol=tol)
+        return coef, None, "cg", n_iter
+    A = np.array(G, dtype=np.float64)
+    A[np.diag_indices_from(A)] += alpha
+    R = la.cholesky(A, lower=False, check_finite=False)
+    return la.cho_solve((R, False), rhs, check_finite=False), R, "cholesky-primal", 0
+
+
+def regression_data(X, y):
+    """Validated dask X (rows x D, float64) and y (1-d or 2-d, X's row
+    chunks); the blocks' values are checked where they are used."""
+    X = as_dask_array(X, "X", ndim=2).astype(np.float64)
     y = as_dask_array(y, "y")
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]}")
     if y.ndim > 2:
         raise ValueError(f"y must be 1- or 2-dimensional, got shape {y.shape}")
-    y = y.rechunk({0: X.chunks[0]} if y.ndim == 1 else {0: X.chunks[0], 1: -1})
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    y = y.astype(np.float64)
+    return X, y.rechunk({0: X.chunks[0]} if y.ndim == 1 else {0: X.chunks[0], 1: -1})
+
+
+def solve_normal(features, X, y, alpha: float, tol: float):
+    """Ridge weights and intercept at α on ``features`` from dask X, y."""
+    n, y_sum, G, Pty, Pt1 = _normal_equations(features, X, y)
+    mean = y_sum / n
+    rhs = Pty - (np.outer(Pt1, mean) if np.ndim(mean) else Pt1 * mean)
+    coef = _solve(G, rhs, alpha, tol)[0]
+    return coef, (float(mean) if np.ndim(mean) == 0 else mean)
+
+
+def fit_ridge(est, X, y, alpha: float) -> None:
+    """:meth:`MondrianKernelRidge.fit` on dask X and y (see the module's notes)."""
+    from .features.mondrian import MondrianFeatures
+    from .ridge import _OnlineRidge
+    X, y = regression_data(X, y)
     features = MondrianFeatures(n_trees=est.n_trees, lifetime=est.lifetime,
                                 random_state=est.random_state, n_jobs=est.n_jobs,
                                 store_points=False, max_nodes=est.max_nodes,
                                 rotation=est.rotation)
     fit_features(features, X)
-    n_columns = int(features.n_cells_)
-    dense = n_columns <= DENSE_GRAM_MAX
-    model = dask.delayed(features, name=_key("features"))
-    parts = [dask.delayed(_normal_block, pure=True)(model, xb, yb, X.shape[1], dense,
-                                                    dask_key_name=_key(f"normal-{b}"))
-             for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))]
-    n, y_sum, G, Pty, Pt1 = dask.compute(tree_sum(parts))[0]
+    n, y_sum, G, Pty, Pt1 = _normal_equations(features, X, y)
     mean = y_sum / n
     rhs = Pty - (np.outer(Pt1, mean) if np.ndim(mean) else Pt1 * mean)
+    coef, R, solver, n_iter = _solve(G, rhs, alpha, est.tol)
     online = _OnlineRidge(n, y_sum, Pty, Pt1, None)
-    if dense:
-        A = np.array(G, dtype=np.float64)
-        A[np.diag_indices_from(A)] += alpha
-        R = la.cholesky(A, lower=False, check_finite=False)
-        coef = la.cho_solve((R, False), rhs, check_finite=False)
-        online.factor, online.order, online.alpha = R, np.arange(n_columns), alpha
-        solver, n_iter = "cholesky-primal", 0
-    else:
-        coef, n_iter = _cg_gram(sp.csr_array(G), rhs, alpha, tol=est.tol)
-        solver = "cg"
+    if R is not None:
+        online.factor, online.order, online.alpha = R, np.arange(G.shape[0]), alpha
     est._online = online
     est.features_ = features
     est.coef_ = coef
@@ -302,18 +328,11 @@ def _predict_block(block, est, n_features):
 
 # -------------------------------------------------------------------- SSGP
 def ssgp_data(X, y):
-    """Validated dask X (rows x D, float64) and y (1-d, X's row chunks);
-    the blocks' values are checked where they are used."""
+    """Validated dask X (rows x D, float64) and finite 1-d y (X's row chunks)."""
     _, da = _dask()
-    X = as_dask_array(X, "X", ndim=2).astype(np.float64)
-    y = as_dask_array(y, "y")
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
+    X, y = regression_data(X, y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]}")
-    y = y.astype(np.float64).rechunk({0: X.chunks[0]})
     if not bool(da.isfinite(y).all().compute()):
         raise ValueError("y holds NaN or infinite values")
     return X, y

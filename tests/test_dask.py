@@ -116,14 +116,45 @@ def test_bad_blocks_give_clear_errors(client, small_sample):
         model.fit(da.from_array(X, chunks=(200, 3)), da.from_array(y[:500], chunks=200))
 
 
-def test_estimators_without_dask_support_refuse_it_by_name():
+def test_ridge_cv_on_dask_selects_as_in_memory(client, monkeypatch):
+    # Above CONFIRM_ROWS rows the automatic route draws its pilot and ladder
+    # rows from random_state and gathers only those: the same selection as
+    # on the numpy arrays.  (Sizes scaled down for the test.)
     from mondrian import MondrianKernelRidgeCV
+    from mondrian.path import estimators
+    monkeypatch.setattr(estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(estimators, "PILOT_ROWS", 100)
+    monkeypatch.setattr(estimators, "CONFIRM_ROWS", 300)
+    monkeypatch.setattr(mdask, "SAMPLE_ROWS", 300)
+    X, y = _data(n=800, seed=8)
+    kw = dict(n_trees=12, random_state=4)
+    mem = MondrianKernelRidgeCV(**kw).fit(X, y)
+    dsk = MondrianKernelRidgeCV(**kw).fit(da.from_array(X, chunks=(250, 3)),
+                                         da.from_array(y, chunks=250))
+    assert (dsk.lifetime_, dsk.alpha_) == (mem.lifetime_, mem.alpha_)
+    np.testing.assert_array_equal(dsk.path_["validation_mse"], mem.path_["validation_mse"])
+    np.testing.assert_array_equal(dsk.path_["confirm"]["validation_mse"],
+                                  mem.path_["confirm"]["validation_mse"])
+    # The final weights solve ridge on the dask-grown forest.
+    Phi = dsk.features_.transform(X, dsk.lifetime_)
+    ref = ridge_solve(Phi, y - y.mean(), dsk.alpha_, solver="cholesky")
+    assert np.max(np.abs(dsk.coef_ - ref.coef)) <= 1e-10 * np.max(np.abs(ref.coef))
+    pred = dsk.predict(X)
+    assert np.sqrt(np.mean((pred - y) ** 2)) < np.std(y)
+    # Small dask data are gathered and fitted in memory: the same model.
+    small = MondrianKernelRidgeCV(**kw).fit(da.from_array(X[:250], chunks=100),
+                                           da.from_array(y[:250], chunks=100))
+    np.testing.assert_array_equal(small.coef_, MondrianKernelRidgeCV(**kw).fit(
+        X[:250], y[:250]).coef_)
+
+
+def test_estimators_without_dask_support_refuse_it_by_name():
+    from mondrian import MondrianKernelClassifierCV
     X, y = _data(n=100, seed=6)
-    Xd, yd = da.from_array(X, chunks=50), da.from_array(y, chunks=50)
+    labels = (y > 0).astype(int)
+    Xd = da.from_array(X, chunks=50)
     with pytest.raises(TypeError, match="dask X"):
-        MondrianKernelRidgeCV(n_trees=5).fit(Xd, y)
-    with pytest.raises(TypeError, match="dask y"):
-        MondrianKernelRidgeCV(n_trees=5).fit(X, yd)
+        MondrianKernelClassifierCV(n_trees=5).fit(Xd, labels)
     fitted = MondrianFeatures(5, 1.0, random_state=0).fit(X)
     with pytest.raises(TypeError, match="dask X"):
         fitted.partial_fit(Xd)

@@ -36,6 +36,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from .._dask import is_dask_collection
 from .._ext._dual import LABEL_MAX_TREES
 from .._progress import check_verbose
 from .._progress import progress as show_progress
@@ -224,6 +225,15 @@ def _forest_extender(features: MondrianFeatures):
             return "saturated"
         return None
     return extend
+
+
+def _take(X, y, rows: np.ndarray):
+    """Rows ``rows`` (sorted) of X and y as numpy arrays, gathered from the
+    blocks if X is a dask array."""
+    if is_dask_collection(X):
+        from .._dask import gather_rows
+        return gather_rows(X, y, rows)
+    return X[rows], y[rows]
 
 
 def _stack_data(X, y, X_val, y_val, classification: bool = False):
@@ -712,6 +722,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         self
         """
         p = self._check_params()
+        if is_dask_collection(X) or is_dask_collection(y):
+            return self._fit_dask(p, X, y, X_val, y_val, progress)
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_target_scale(y, "y")
@@ -733,6 +745,40 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                 self._fit_pilot(p, X_all, y_all, n_given, n_jobs, progress)
             else:
                 self._fit_path(p, X_all, y_all, n_given, n_jobs, progress)
+        self.path_time_ = time.perf_counter() - t0
+        return self
+
+    def _fit_dask(self, p: dict, X, y, X_val, y_val, progress) -> "MondrianKernelRidgeCV":
+        """``fit`` on dask X and y (see :doc:`/dask`).
+
+        Up to :data:`CONFIRM_ROWS` rows, X and y are gathered and fitted in
+        memory (the same fit as on the numpy arrays).  Above, the automatic
+        route selects (λ, α) from the rows it draws from ``random_state`` --
+        the pilot's :data:`PILOT_ROWS` and the confirmation ladder's
+        :data:`CONFIRM_ROWS`, gathered from the blocks -- exactly as in
+        memory, so the selection is the same as on the numpy arrays; the
+        final forest is grown by :meth:`MondrianFeatures.fit` on the dask
+        array (a sample, then insertion of the other rows) and the ridge
+        weights at (λ̂, α̂) are solved from the blocks' normal equations."""
+        from .._dask import gather_rows, regression_data
+        if X_val is not None or y_val is not None:
+            raise ValueError("X_val and y_val with a dask X: not supported; the automatic "
+                             "route validates on rows drawn from X")
+        X, y = regression_data(X, y)
+        n = X.shape[0]
+        if n <= CONFIRM_ROWS:
+            Xn, yn = gather_rows(X, y, np.arange(n))
+            return self.fit(Xn, yn, progress=progress)
+        if self._choose_solver(p, n) != "pilot":
+            raise ValueError("with a dask X only the automatic route runs (solver='auto', "
+                             "selection='validation', n_lifetimes='auto', no warm_start)")
+        self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        t0 = time.perf_counter()
+        self._warm = None
+        self._fit_pilot(p, X, y, n, n_jobs, progress)
         self.path_time_ = time.perf_counter() - t0
         return self
 
@@ -792,7 +838,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         # The pilot's rows, then the validation rows of X_val (if any).
         sub = np.concatenate([pilot, np.arange(n_given, X_all.shape[0])])
         pilot_features, scorer, lifetime, alpha = self._dual_select(
-            p, X_all[sub], y_all[sub], pilot.size, np.arange(pilot.size), folds, n_trees,
+            p, *_take(X_all, y_all, sub), pilot.size, np.arange(pilot.size), folds, n_trees,
             split_rng, tree_rng, n_jobs, progress, tie=PILOT_TIE)
         lifetime, alpha, features, start = self._confirm(
             p, X_all, y_all, n_given, n_trees, lifetime, split_rng, final_rng, ladder_rng, n_jobs)
@@ -800,6 +846,16 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
                                         random_state=final_rng, n_jobs=n_jobs,
                                         rotation=self.rotation).fit(X_all)
+        if is_dask_collection(X_all):
+            from .._dask import solve_normal
+            self.coef_, self.intercept_ = solve_normal(features, X_all, y_all, alpha, p["tol"])
+            self.lifetime_, self.alpha_ = lifetime, alpha
+            self.path_.update(solver="cg", tol=p["tol"],
+                              validation_rows=sub[self.path_["validation_rows"]])
+            self.pilot_features_ = pilot_features
+            self.features_ = features
+            self.solver_ = "cg"
+            return
         self.intercept_ = float(y_all.mean())
         events = split_events(features)
         refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=p["tol"],
@@ -876,11 +932,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         ceiling = np.inf if p["max_lifetime"] == "auto" else float(p["max_lifetime"])
         # Grown to the second rung at once: every ladder climbs to it, and
         # extending a forest that a learner reads would copy it.
+        X, y = (X_all, y_all) if whole else _take(X_all, y_all, rows)
         features = MondrianFeatures(n_trees=n_trees, lifetime=min(2.0 * lifetime, ceiling),
                                     random_state=final_rng if whole else ladder_rng,
-                                    n_jobs=n_jobs, rotation=self.rotation).fit(
-                                        X_all if whole else X_all[rows])
-        X, y = (X_all, y_all) if whole else (X_all[rows], y_all[rows])
+                                    n_jobs=n_jobs, rotation=self.rotation).fit(X)
         train = np.zeros(rows.size, dtype=bool)
         train[:given.size] = True
         if held.size == 0:
