@@ -196,3 +196,31 @@ def test_ssgp_on_dask_equals_in_memory(client, chunks):
         reference.log_marginal_likelihood_value_, rel=1e-6)
     with pytest.raises(ValueError, match="return_cov"):
         fitted.predict(Xd, return_cov=True)
+
+
+def test_a_worker_killed_mid_fit_gives_the_same_model(client, small_sample, tmp_path):
+    # The first block task to run kills its worker process; the nanny
+    # restarts it and the scheduler recomputes the lost tasks.  Every task
+    # is pure (the forest it inserts into carries its trees' random
+    # streams), so the model equals that of an undisturbed fit.
+    X, y = _data(n=1200, seed=9)
+    flag = str(tmp_path / "killed")
+
+    def die_once(block):
+        import os
+        if not os.path.exists(flag):
+            with open(flag, "w"):
+                pass
+            os._exit(1)
+        return block
+
+    kw = dict(n_trees=10, lifetime=0.7, alpha=0.5, random_state=1)
+    chaotic = da.from_array(X, chunks=(300, 3)).map_blocks(die_once, dtype=float,
+                                                           meta=np.empty((0, 3)))
+    killed = MondrianKernelRidge(**kw).fit(chaotic, da.from_array(y, chunks=300))
+    import os
+    assert os.path.exists(flag)
+    calm = MondrianKernelRidge(**kw).fit(da.from_array(X, chunks=(300, 3)),
+                                        da.from_array(y, chunks=300))
+    np.testing.assert_array_equal(killed.coef_, calm.coef_)
+    np.testing.assert_array_equal(killed.features_.forest_.tau, calm.features_.forest_.tau)
