@@ -218,9 +218,10 @@ def rotated_laplace_profile(t, n_features: int) -> np.ndarray:
     integrand (moderate t) or collapsed on the negative real axis, where
     it becomes the real integral
 
-        k_D(t) = Γ(D/2)/π ∫₀^∞ e^{-u} u^{-D/2} |w(y)|^D sin(D arg(b + ia)) du,
+        k_D(t) = Γ(D/2)/π ∫₀^∞ e^{-u} u^{-D/2} (a² + b²)^{D/2} sin(D arg(b + ia)) du,
 
-    with y = t/(2√u), a = e^{-y²}, b = 2 Dawson(y)/√π (large t), each by
+    with y = t/(2√u), a = e^{-y²}, b = 2 Dawson(y)/√π (a + ib is the
+    Faddeeva function at y) (large t), each by
     the trapezoid rule, choosing the better-conditioned sum.  These
     values are tabulated once per D (ln k by piecewise Chebyshev
     interpolation in ln t, 0.25 wide panels of 16 points); below
