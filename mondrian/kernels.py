@@ -158,7 +158,8 @@ def _profile_saddle(t: float, d: int):
     z = t / (2.0 * np.sqrt(s))
     log_f = s - 0.5 * d * np.log(s) + d * np.log(special.erfcx(z)) + special.gammaln(d / 2)
     terms = np.exp(log_f) * (2j * mu * (1.0 + 1j * p))
-    return float((h / (2j * np.pi) * terms.sum()).real), float(h / (2 * np.pi) * np.abs(terms).sum())
+    value = float((h / (2j * np.pi) * terms.sum()).real)
+    return value, float(h / (2 * np.pi) * np.abs(terms).sum())
 
 
 def _profile_exact(t: np.ndarray, d: int) -> np.ndarray:
