@@ -158,7 +158,8 @@ def _profile_saddle(t: float, d: int):
     z = t / (2.0 * np.sqrt(s))
     log_f = s - 0.5 * d * np.log(s) + d * np.log(special.erfcx(z)) + special.gammaln(d / 2)
     terms = np.exp(log_f) * (2j * mu * (1.0 + 1j * p))
-    return float((h / (2j * np.pi) * terms.sum()).real), float(h / (2 * np.pi) * np.abs(terms).sum())
+    value = float((h / (2j * np.pi) * terms.sum()).real)
+    return value, float(h / (2 * np.pi) * np.abs(terms).sum())
 
 
 def _profile_exact(t: np.ndarray, d: int) -> np.ndarray:
@@ -218,9 +219,10 @@ def rotated_laplace_profile(t, n_features: int) -> np.ndarray:
     integrand (moderate t) or collapsed on the negative real axis, where
     it becomes the real integral
 
-        k_D(t) = Γ(D/2)/π ∫₀^∞ e^{-u} u^{-D/2} |w(y)|^D sin(D arg(b + ia)) du,
+        k_D(t) = Γ(D/2)/π ∫₀^∞ e^{-u} u^{-D/2} (a² + b²)^{D/2} sin(D arg(b + ia)) du,
 
-    with y = t/(2√u), a = e^{-y²}, b = 2 Dawson(y)/√π (large t), each by
+    with y = t/(2√u), a = e^{-y²}, b = 2 Dawson(y)/√π (a + ib is the
+    Faddeeva function at y) (large t), each by
     the trapezoid rule, choosing the better-conditioned sum.  These
     values are tabulated once per D (ln k by piecewise Chebyshev
     interpolation in ln t, 0.25 wide panels of 16 points); below

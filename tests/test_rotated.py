@@ -427,3 +427,27 @@ def test_experiment_kernel_part_quick(tmp_path):
     for M, Phi, _ in prefix_features("rotated", X, None, 2.0, 5, 0):
         np.testing.assert_allclose((Phi @ Phi.T).diagonal(), 1.0, rtol=1e-12)
         assert np.array_equal(np.diff(Phi.indptr), np.full(15, M))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_path_solvers_and_warm_start_with_rotation(rng):
+    # The exact and CG paths read the rotated forest through its split
+    # events only; a warm continuation extends it in place, rotations kept.
+    # (a small grid: the warnings that the selection sits at its edge,
+    # filtered above, are beside the point here)
+    X = rng.random((120, 2))
+    y = np.sin(3 * (X[:, 0] - X[:, 1])) + 0.05 * rng.standard_normal(120)
+    for solver in ("cholesky", "cg"):
+        model = MondrianKernelRidgeCV(n_trees=15, max_lifetime=4.0, alphas=[0.01, 0.1],
+                                      n_lifetimes=6, solver=solver, random_state=0,
+                                      rotation="uniform", warm_start=True).fit(X, y)
+        Q = model.features_.rotation_
+        assert Q is not None and model.solver_ == solver
+        # the path's weights are ridge on the rotated features at (λ̂, α̂)
+        Phi = model.features_.training_features(model.lifetime_)
+        pred = Phi @ model.coef_ + model.intercept_
+        np.testing.assert_allclose(model.predict(X), pred, rtol=1e-10, atol=1e-10)
+        forest = model.features_
+        model.set_params(max_lifetime=8.0).fit(X, y)
+        assert model.features_ is forest and forest.lifetime_ == 8.0
+        np.testing.assert_array_equal(model.features_.rotation_, Q)

@@ -937,7 +937,8 @@ class TreeView:
     root): ``parent``, ``left``, ``right`` (-1 for none; computed), and
     views of the forest's ``feature``, ``threshold``, ``split_time``,
     ``lower``, ``upper``, ``start``, ``end``; ``perm`` is the tree's point
-    permutation.
+    permutation.  For a rotated forest, split dimensions, thresholds and
+    boxes are in the tree's coordinates (:meth:`Forest.transform`).
     """
 
     def __init__(self, forest, m):

@@ -125,6 +125,7 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     See Also
     --------
     mondrian.kernels.laplace_kernel : the exact kernel approximated here.
+    mondrian.kernels.rotated_laplace_kernel : the one with ``rotation='uniform'``.
 
     Examples
     --------
@@ -401,8 +402,10 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """Mondrian kernel estimate k_M(x, y) = φ(x)ᵀφ(y) (Sec. 3.1).
 
         With training points in either argument this is an unbiased estimate
-        of the Laplace kernel exp(-λ‖x - y‖₁) (Prop. 1); for two points both
-        unseen in ``fit`` it is a product of expectations, not unbiased.
+        of the Laplace kernel exp(-λ‖x - y‖₁) (Prop. 1), or with
+        ``rotation='uniform'`` of :func:`~mondrian.rotated_laplace_kernel`;
+        for two points both unseen in ``fit`` it is a product of
+        expectations, not unbiased.
 
         Parameters
         ----------

@@ -91,19 +91,9 @@ static void transform_one(const double *restrict x, size_t R, const double *rest
 }
 
 #if defined(__GNUC__)
+/* Vectors are loaded and stored with memcpy (unaligned), never passed to
+ * or returned from a function (whose ABI would depend on the clone). */
 typedef double mt_v4 __attribute__((vector_size(32)));
-
-static inline mt_v4 v4_load(const double *p)
-{
-    mt_v4 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline void v4_store(double *p, mt_v4 v)
-{
-    memcpy(p, &v, sizeof v);
-}
 
 /* Rows x[0..3] (stride d), columns a0 .. a0 + 8. */
 static inline void transform_4x8(const double *restrict x, const double *restrict Q,
@@ -114,7 +104,9 @@ static inline void transform_4x8(const double *restrict x, const double *restric
     mt_v4 a00 = zero, a01 = zero, a10 = zero, a11 = zero;
     mt_v4 a20 = zero, a21 = zero, a30 = zero, a31 = zero;
     for (size_t b = 0; b < d; ++b) {
-        const mt_v4 q0 = v4_load(Q + b * d + a0), q1 = v4_load(Q + b * d + a0 + 4);
+        mt_v4 q0, q1;
+        memcpy(&q0, Q + b * d + a0, sizeof q0);
+        memcpy(&q1, Q + b * d + a0 + 4, sizeof q1);
         const double s0 = x[b] - c[b], s1 = x[d + b] - c[b];
         const double s2 = x[2 * d + b] - c[b], s3 = x[3 * d + b] - c[b];
         a00 += s0 * q0;
@@ -126,14 +118,14 @@ static inline void transform_4x8(const double *restrict x, const double *restric
         a30 += s3 * q0;
         a31 += s3 * q1;
     }
-    v4_store(z + a0, a00);
-    v4_store(z + a0 + 4, a01);
-    v4_store(z + d + a0, a10);
-    v4_store(z + d + a0 + 4, a11);
-    v4_store(z + 2 * d + a0, a20);
-    v4_store(z + 2 * d + a0 + 4, a21);
-    v4_store(z + 3 * d + a0, a30);
-    v4_store(z + 3 * d + a0 + 4, a31);
+    memcpy(z + a0, &a00, sizeof a00);
+    memcpy(z + a0 + 4, &a01, sizeof a01);
+    memcpy(z + d + a0, &a10, sizeof a10);
+    memcpy(z + d + a0 + 4, &a11, sizeof a11);
+    memcpy(z + 2 * d + a0, &a20, sizeof a20);
+    memcpy(z + 2 * d + a0 + 4, &a21, sizeof a21);
+    memcpy(z + 3 * d + a0, &a30, sizeof a30);
+    memcpy(z + 3 * d + a0 + 4, &a31, sizeof a31);
 }
 
 /* Rows x[0..3], columns a0 .. a0 + 4. */
@@ -144,16 +136,17 @@ static inline void transform_4x4(const double *restrict x, const double *restric
     const mt_v4 zero = {0.0, 0.0, 0.0, 0.0};
     mt_v4 a0v = zero, a1v = zero, a2v = zero, a3v = zero;
     for (size_t b = 0; b < d; ++b) {
-        const mt_v4 q = v4_load(Q + b * d + a0);
+        mt_v4 q;
+        memcpy(&q, Q + b * d + a0, sizeof q);
         a0v += (x[b] - c[b]) * q;
         a1v += (x[d + b] - c[b]) * q;
         a2v += (x[2 * d + b] - c[b]) * q;
         a3v += (x[3 * d + b] - c[b]) * q;
     }
-    v4_store(z + a0, a0v);
-    v4_store(z + d + a0, a1v);
-    v4_store(z + 2 * d + a0, a2v);
-    v4_store(z + 3 * d + a0, a3v);
+    memcpy(z + a0, &a0v, sizeof a0v);
+    memcpy(z + d + a0, &a1v, sizeof a1v);
+    memcpy(z + 2 * d + a0, &a2v, sizeof a2v);
+    memcpy(z + 3 * d + a0, &a3v, sizeof a3v);
 }
 
 /* Four rows, every column. */

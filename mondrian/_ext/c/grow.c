@@ -385,10 +385,7 @@ static int draw_rotation(bitgen_t *rng, size_t d, double *Q, double *G)
             double unused;
             normal_pair(rng, &G[k], &unused);
         }
-        /* sign of det[g_0 ... g_{d-1}] (= det of its transpose), on Q as scratch */
-        memcpy(Q, G, total * sizeof(double));
-        int sign = det_sign(Q, d);
-        int ok = sign != 0;
+        int ok = 1;
         for (size_t a = 0; a < d && ok; ++a) {
             double *v = G + a * d, norm0 = 0.0, norm = 0.0;
             for (size_t i = 0; i < d; ++i) {
@@ -417,6 +414,14 @@ static int draw_rotation(bitgen_t *rng, size_t d, double *Q, double *G)
             }
         }
         if (!ok) {
+            continue;
+        }
+        /* The sign of det[q_0 ... q_{d-1}], that of det[g_0 ... g_{d-1}]
+         * (R's diagonal is positive), read off the orthonormal vectors,
+         * where elimination is well conditioned; Q is the scratch. */
+        memcpy(Q, G, total * sizeof(double));
+        int sign = det_sign(Q, d);
+        if (sign == 0) {
             continue;
         }
         if (sign < 0) {
