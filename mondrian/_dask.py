@@ -220,7 +220,10 @@ def _normal_equations(features, X, y):
     parts = [dask.delayed(_normal_block, pure=True)(model, xb, yb, X.shape[1], dense,
                                                     dask_key_name=_key(f"normal-{b}"))
              for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))]
-    return dask.compute(tree_sum(parts))[0]
+    # At most about 256 MB of dense partial sums per addition task.
+    part_bytes = 8 * int(features.n_cells_) ** 2 if dense else 0
+    split_every = int(min(8, max(2, (256 << 20) // max(part_bytes, 1))))
+    return dask.compute(tree_sum(parts, split_every))[0]
 
 
 def _solve(G, rhs: np.ndarray, alpha: float, tol: float):
