@@ -43,12 +43,17 @@ static void iscratch_free(iscratch *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Copy tree m of f into the scratch, with room for the batch's 2n nodes. */
-static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n)
+/* Copy tree m of f into the scratch, with room for the nodes the batch can
+ * add: two per point, and none beyond max_nodes (if > 0). */
+static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n,
+                         size_t max_nodes)
 {
     const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
     const size_t k = (size_t)(hi - lo), d = f->n_features, np = f->n_points;
-    const size_t cap = k + 2 * n; /* each point adds at most two nodes */
+    size_t cap = k + 2 * n;
+    if (max_nodes > 0 && cap > max_nodes) {
+        cap = k > max_nodes ? k : max_nodes;
+    }
     mt_forest *t = &s->t;
     int status;
     memset(s, 0, sizeof(*s));
@@ -357,7 +362,7 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
 #endif
     for (ptrdiff_t m = 0; m < count; ++m) {
         iscratch *s = &trees[m];
-        int st = iscratch_load(s, f, (size_t)m, n);
+        int st = iscratch_load(s, f, (size_t)m, n, max_nodes);
         if (st == MT_OK) {
             for (size_t i = 0; i < n; ++i) {
                 insert_point(s, X + i * d, i, f->lifetime, max_nodes, rngs[m]);
