@@ -7,6 +7,10 @@
 #include <omp.h>
 #endif
 
+/* Work (node and permutation entries copied) below which a batch is
+ * inserted on one thread. */
+#define MT_INSERT_SERIAL ((size_t)1 << 20)
+
 /* One tree during a batch: a one-tree forest in local ids (old nodes first,
  * in their old order, new nodes appended), and what the renumbering needs. */
 typedef struct {
@@ -326,7 +330,11 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
 {
     const size_t M = f->n_trees, d = f->n_features, n_old_points = f->n_points;
     const ptrdiff_t count = (ptrdiff_t)M;
-    const int nt = n_threads > 0 ? n_threads : 1;
+    /* A batch whose work (copying every tree's nodes and permutation) is
+     * below about a millisecond runs on one thread: starting the team costs
+     * more than it saves (the result does not depend on it). */
+    const int nt = n_threads > 1 && M * (f->n_nodes / M + n_old_points + n) >= MT_INSERT_SERIAL
+                       ? n_threads : 1;
     iscratch *trees = NULL;
     mt_index *rank = NULL, base = 0;
     size_t total = 0, need_points, xd;
