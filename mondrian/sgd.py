@@ -23,6 +23,48 @@ __all__ = ["MondrianSGDClassifier"]
 _LOSSES = ("log_loss", "hinge")
 
 
+def sgd_pass(Phi, targets: np.ndarray, order: np.ndarray, W: np.ndarray, b: np.ndarray,
+             t: int, *, loss: str, alpha: float, eta0: float, binary: bool) -> int:
+    """One pass of one-vs-rest SGD over the rows ``order`` of the CSR matrix
+    Phi, in place on the weights W (columns, one per class, or one for the
+    second of two classes if ``binary``) and intercepts b; ``targets`` are
+    class indices, t the number of steps taken before.  Returns the new t.
+
+    W is kept as scale·V so that the weight decay (1 - ηα) of a step is one
+    multiplication, and a step touches only the point's M rows.
+    """
+    hinge = loss == "hinge"
+    k = W.shape[1]
+    indptr, indices, data = Phi.indptr, Phi.indices, Phi.data
+    scale = 1.0
+    signs = np.empty(k)
+    for i in order:
+        idx = indices[indptr[i]:indptr[i + 1]]
+        val = data[indptr[i]:indptr[i + 1]]
+        eta = eta0 / (1.0 + alpha * eta0 * t)
+        s = scale * (val @ W[idx]) + b
+        if binary:
+            signs[0] = 1.0 if targets[i] == 1 else -1.0
+        else:
+            signs[:] = -1.0
+            signs[targets[i]] = 1.0
+        margin = signs * s
+        if hinge:
+            g = np.where(margin < 1.0, -signs, 0.0)
+        else:
+            # d/ds log(1 + e^{-ts}) = -t / (1 + e^{ts}), computed stably
+            g = -signs * np.exp(-np.logaddexp(0.0, margin))
+        scale *= 1.0 - eta * alpha
+        if scale < 1e-9:              # fold the scale back into the weights
+            W *= scale
+            scale = 1.0
+        W[idx] -= (eta / scale) * np.outer(val, g)
+        b -= eta * g
+        t += 1
+    W *= scale
+    return t
+
+
 class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
     """Linear classifier on Mondrian features learnt by SGD, online or in batch.
 
@@ -207,42 +249,8 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
 
     def _sgd(self, Phi, targets: np.ndarray, order: np.ndarray, W: np.ndarray, b: np.ndarray,
              t: int) -> int:
-        """One pass of SGD over the rows ``order`` of Phi (in place on W, b).
-
-        W is kept as scale·V so that the weight decay (1 - ηα) of a step is
-        one multiplication, and a step touches only the point's M rows.
-        """
-        alpha, eta0 = float(self.alpha), float(self.eta0)
-        hinge = self.loss == "hinge"
-        k = W.shape[1]
-        indptr, indices, data = Phi.indptr, Phi.indices, Phi.data
-        scale = 1.0
-        signs = np.empty(k)
-        for i in order:
-            idx = indices[indptr[i]:indptr[i + 1]]
-            val = data[indptr[i]:indptr[i + 1]]
-            eta = eta0 / (1.0 + alpha * eta0 * t)
-            s = scale * (val @ W[idx]) + b
-            if k == 1:
-                signs[0] = 1.0 if targets[i] == 1 else -1.0
-            else:
-                signs[:] = -1.0
-                signs[targets[i]] = 1.0
-            margin = signs * s
-            if hinge:
-                g = np.where(margin < 1.0, -signs, 0.0)
-            else:
-                # d/ds log(1 + e^{-ts}) = -t / (1 + e^{ts}), computed stably
-                g = -signs * np.exp(-np.logaddexp(0.0, margin))
-            scale *= 1.0 - eta * alpha
-            if scale < 1e-9:              # fold the scale back into the weights
-                W *= scale
-                scale = 1.0
-            W[idx] -= (eta / scale) * np.outer(val, g)
-            b -= eta * g
-            t += 1
-        W *= scale
-        return t
+        return sgd_pass(Phi, targets, order, W, b, t, loss=self.loss, alpha=float(self.alpha),
+                        eta0=float(self.eta0), binary=W.shape[1] == 1)
 
     def _weights(self) -> np.ndarray:
         return self.coef_.reshape(self.coef_.shape[0], -1).copy()

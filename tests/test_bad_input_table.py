@@ -15,8 +15,8 @@ import pytest
 import scipy.sparse as sp
 
 from mondrian import (MondrianFeatures, MondrianKernelClassifierCV, MondrianKernelRidge,
-                      MondrianKernelRidgeCV, RandomBinningFeatures, RandomFourierFeatures,
-                      RandomMaclaurinFeatures, laplace_kernel)
+                      MondrianKernelRidgeCV, MondrianSGDClassifier, RandomBinningFeatures,
+                      RandomFourierFeatures, RandomMaclaurinFeatures, laplace_kernel)
 
 _rng = np.random.default_rng(7)
 X = _rng.random((30, 3))
@@ -36,8 +36,10 @@ FACTORIES = {
     "MondrianKernelClassifierCV": lambda: MondrianKernelClassifierCV(
         n_trees=5, max_lifetime=2.0, n_lifetimes=3, n_epochs=1, random_state=0),
 }
+FACTORIES["MondrianSGDClassifier"] = lambda: MondrianSGDClassifier(n_trees=5, lifetime=2.0,
+                                                                   random_state=0)
 SUPERVISED = {"MondrianKernelRidge": Y, "MondrianKernelRidgeCV": Y,
-              "MondrianKernelClassifierCV": C}
+              "MondrianKernelClassifierCV": C, "MondrianSGDClassifier": C}
 
 
 def _fit(est, name, X_fit=X, **kw):
@@ -148,6 +150,26 @@ CASES = [
      "X has 2 features"),
     ("MondrianKernelClassifierCV", {}, lambda e: e.fit(X, np.zeros(X.shape[0])), ValueError,
      "y: MondrianKernelClassifierCV needs at least 2 classes"),
+    # Online learning (issue 14): new parameters and partial_fit
+    ("MondrianFeatures", {"store_points": 1}, None, TypeError, "store_points"),
+    ("MondrianFeatures", {"max_nodes": 0}, None, ValueError, "max_nodes"),
+    ("MondrianFeatures", {}, lambda e: e.partial_fit(_nan_at(X, 1, 1)), ValueError,
+     "X contains NaN"),
+    ("MondrianFeatures", {}, lambda e: e.partial_fit(np.zeros((2, 4))), ValueError, "features"),
+    ("MondrianKernelRidge", {"store_points": "no"}, None, TypeError, "store_points"),
+    ("MondrianKernelRidge", {}, lambda e: e.partial_fit(X, None), ValueError, "requires y"),
+    ("MondrianKernelRidge", {}, lambda e: e.partial_fit(_nan_at(X, 0, 0), Y), ValueError,
+     "X contains NaN"),
+    ("MondrianKernelRidge", {}, lambda e: e.partial_fit(X[:, :2], Y), ValueError, "features"),
+    ("MondrianSGDClassifier", {"loss": "squared"}, None, ValueError, "loss"),
+    ("MondrianSGDClassifier", {"alpha": 0.0}, None, ValueError, "alpha"),
+    ("MondrianSGDClassifier", {"eta0": -1.0}, None, ValueError, "eta0"),
+    ("MondrianSGDClassifier", {"max_iter": 0}, None, ValueError, "max_iter"),
+    ("MondrianSGDClassifier", {}, lambda e: e.fit(X, np.zeros(30)), ValueError, "2 classes"),
+    ("MondrianSGDClassifier", {}, lambda e: e.partial_fit(X, C + 5), ValueError,
+     "not among the classes"),
+    ("MondrianSGDClassifier", {}, lambda e: e.partial_fit(_nan_at(X, 0, 2), C), ValueError,
+     "X contains NaN"),
 ]
 
 

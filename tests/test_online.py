@@ -602,3 +602,30 @@ def test_sgd_classifier_same_for_one_and_two_threads(rng):
             model.partial_fit(X[a:a + 64], y[a:a + 64], classes=[0, 1])
         coefs.append(model.coef_)
     np.testing.assert_array_equal(coefs[0], coefs[1])
+
+
+def test_extend_after_partial_fit_renumbers_the_columns_and_keeps_the_trees(rng):
+    X = rng.random((200, 2))
+    mf = MondrianFeatures(4, 2.0, random_state=0).fit(X[:50]).partial_fit(X[50:])
+    cells_at_2 = mf.transform(X, 2.0).toarray()
+    mf.extend(4.0)
+    f = mf.forest_
+    assert not f.has_column_keys and f.n_points == 200
+    _assert_forest_valid(f)
+    # The cells at λ <= 2 are unchanged, up to the column order.
+    again = mf.transform(X, 2.0).toarray()
+    assert again.shape == cells_at_2.shape
+    np.testing.assert_array_equal(again @ again.T, cells_at_2 @ cells_at_2.T)
+    with pytest.raises(ValueError, match="fit it first"):
+        Forest(2, 2).insert(np.zeros((1, 2)))
+
+
+def test_parallel_insertion_of_a_large_batch_equals_the_serial_one(rng):
+    """40 trees x 30,000 points: above insert.c's serial threshold (2^20
+    entries of work), so n_jobs=2 runs the trees on two threads."""
+    X = rng.random((30_000, 2))
+    forests = [_streamed(X, 40, 2.0, 9, [15_000], n_jobs=n_jobs, first=100).forest_
+               for n_jobs in (1, 2)]
+    for name in NODE_ARRAYS:
+        np.testing.assert_array_equal(getattr(forests[0], name), getattr(forests[1], name),
+                                      err_msg=name)

@@ -12,8 +12,13 @@ except ImportError:  # older commits
     _ONLINE = False
 
 
-def _stream(model, X, y, batch_size):
-    for a in range(0, X.shape[0], batch_size):
+def _stream(model, X, y, batch_size, first=1):
+    """A fit on the first ``first`` points, the rest inserted in batches."""
+    if y is None:
+        model.partial_fit(X[:first])
+    else:
+        model.partial_fit(X[:first], y[:first])
+    for a in range(first, X.shape[0], batch_size):
         if y is None:
             model.partial_fit(X[a:a + batch_size])
         else:
@@ -22,7 +27,8 @@ def _stream(model, X, y, batch_size):
 
 
 class InsertCPU:
-    """One pass of the CPU stream into the trees (the first batch is a fit)."""
+    """One pass of the CPU stream into the trees (a fit on the first point,
+    every other point inserted)."""
 
     params = ([50, 350], [64, 1024, 6554])
     param_names = ["n_trees", "batch_size"]
@@ -59,7 +65,7 @@ class OnlineRidgeCPU:
 
     def time_online(self, batch_size):
         _stream(MondrianKernelRidge(350, 1e-6, alpha=0.1, random_state=0), self.X, self.y,
-                batch_size)
+                batch_size, batch_size)
 
     def time_batch(self, batch_size):
         MondrianKernelRidge(350, 1e-6, alpha=0.1, random_state=0).fit(self.X, self.y)

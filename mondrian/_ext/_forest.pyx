@@ -5,7 +5,8 @@
 numbering, its own copy of the points they were grown on, the per-tree point
 permutations -- and the M numpy bit generators the trees draw from.  It grows
 the trees (``c/grow.h``, GIL released, one stream per tree so results do not
-depend on the thread count), computes the feature matrix and Gram matrix
+depend on the thread count), inserts new points into them (``c/insert.h``,
+online learning), computes the feature matrix and Gram matrix
 (``c/features.h``) and what the kernel-width path reads (``c/events.h``),
 pickles, and validates pickled state in C (``mt_forest_check``).  Other
 Cython modules ``cimport`` it (``_forest.pxd``) and read the C arrays

@@ -88,10 +88,11 @@ def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fraction of --dataset rows held out for testing (default 0.2)")
 
 
-def add_forest_arguments(parser: argparse.ArgumentParser) -> None:
-    """The model options of every command: --n-trees, --solver, --random-state, --n-jobs."""
-    parser.add_argument("--n-trees", type=positive_int, default=350,
-                        help="number of Mondrian trees M (default 350)")
+def add_forest_arguments(parser: argparse.ArgumentParser, *, n_trees: int = 350) -> None:
+    """The model options of every command: --n-trees (default ``n_trees``),
+    --solver, --random-state, --n-jobs."""
+    parser.add_argument("--n-trees", type=positive_int, default=n_trees,
+                        help=f"number of Mondrian trees M (default {n_trees})")
     parser.add_argument("--solver", choices=("auto", "cholesky", "cg"), default="auto")
     parser.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--n-jobs", type=n_jobs, default=-1,

@@ -7,6 +7,10 @@
 #include <omp.h>
 #endif
 
+/* Work (node and permutation entries copied) below which a batch is
+ * inserted on one thread. */
+#define MT_INSERT_SERIAL ((size_t)1 << 20)
+
 /* One tree during a batch: a one-tree forest in local ids (old nodes first,
  * in their old order, new nodes appended), and what the renumbering needs. */
 typedef struct {
@@ -43,12 +47,17 @@ static void iscratch_free(iscratch *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Copy tree m of f into the scratch, with room for the batch's 2n nodes. */
-static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n)
+/* Copy tree m of f into the scratch, with room for the nodes the batch can
+ * add: two per point, and none beyond max_nodes (if > 0). */
+static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n,
+                         size_t max_nodes)
 {
     const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
     const size_t k = (size_t)(hi - lo), d = f->n_features, np = f->n_points;
-    const size_t cap = k + 2 * n; /* each point adds at most two nodes */
+    size_t cap = k + 2 * n;
+    if (max_nodes > 0 && cap > max_nodes) {
+        cap = k > max_nodes ? k : max_nodes;
+    }
     mt_forest *t = &s->t;
     int status;
     memset(s, 0, sizeof(*s));
@@ -321,7 +330,11 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
 {
     const size_t M = f->n_trees, d = f->n_features, n_old_points = f->n_points;
     const ptrdiff_t count = (ptrdiff_t)M;
-    const int nt = n_threads > 0 ? n_threads : 1;
+    /* A batch whose work (copying every tree's nodes and permutation) is
+     * below about a millisecond runs on one thread: starting the team costs
+     * more than it saves (the result does not depend on it). */
+    const int nt = n_threads > 1 && M * (f->n_nodes / M + n_old_points + n) >= MT_INSERT_SERIAL
+                       ? n_threads : 1;
     iscratch *trees = NULL;
     mt_index *rank = NULL, base = 0;
     size_t total = 0, need_points, xd;
@@ -357,7 +370,7 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
 #endif
     for (ptrdiff_t m = 0; m < count; ++m) {
         iscratch *s = &trees[m];
-        int st = iscratch_load(s, f, (size_t)m, n);
+        int st = iscratch_load(s, f, (size_t)m, n, max_nodes);
         double *Z = NULL;        /* the batch in tree m's coordinates */
         const double *P = X;
         if (st == MT_OK && f->rotation != NULL) {
