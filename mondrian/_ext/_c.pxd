@@ -106,7 +106,8 @@ cdef extern from "c/nodestats.h" nogil:
 cdef extern from "c/mforest.h" nogil:
     int mt_forest_gauss_posterior(const mt_forest *f, double lam, const double *count,
                                   const double *sum, double prior_mean, double prior_var,
-                                  double noise_var, int n_threads, double *mean, double *var)
+                                  double time_scale, double noise_var, int n_threads,
+                                  double *mean, double *var)
     int mt_forest_class_posterior(const mt_forest *f, double lam, const double *counts,
                                   size_t n_classes, const double *base, double rate,
                                   int n_threads, double *prob)

@@ -78,7 +78,7 @@ def class_stats(Forest forest, labels, Py_ssize_t n_classes, n_threads=1):
 
 
 def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
-                    double prior_var, double noise_var, n_threads=1):
+                    double prior_var, double time_scale, double noise_var, n_threads=1):
     """Posterior (mean, var) of the node means at ``lam`` (NaN below the pruned tree)."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
@@ -94,12 +94,14 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
     try:
         with nogil:
             status = mt_forest_gauss_posterior(&forest.f, lam, &c[0], &s[0], prior_mean,
-                                               prior_var, noise_var, nt, &mv[0], &vv[0])
+                                               prior_var, time_scale, noise_var, nt,
+                                               &mv[0], &vv[0])
         mt_threads_release()
     finally:
         forest._end_read()
     check_status(status, "gauss_posterior",
-                 arg="need 0 < lifetime <= the forest's, prior_var >= 0 and noise_var > 0")
+                 arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
+                     "and noise_var > 0")
     return mean, var
 
 

@@ -8,7 +8,8 @@
  *   likelihood of its targets is (P, h) = (n_a / sigma_y^2, S_a / sigma_y^2).
  *   An internal node's is the product of its children's messages.  Node j's
  *   message to its parent integrates mu_j ~ N(mu_parent, Delta_j) (here
- *   Delta_j = phi(t_j) - phi(t_parent(j)) is the prior variance increment):
+ *   Delta_j = phi(t_j) - phi(t_parent(j)) is the prior variance increment,
+ *   phi(t) = sigma_H^2 (1 - exp(-t / theta))):
  *   a factor N(mu_j; h/P, 1/P) becomes N(mu_parent; h/P, 1/P + Delta_j),
  *   i.e. (P, h) / (1 + P Delta_j).
  *
@@ -57,6 +58,15 @@ static double parent_time(const mt_forest *f, mt_index j, double lambda)
     return p == MT_NONE ? 0.0 : node_time(f, p, lambda);
 }
 
+/* phi(t_j) - phi(t_parent(j)) for phi(t) = prior_var (1 - exp(-t / time_scale)):
+ * prior_var exp(-t_parent / theta) (1 - exp(-(t_j - t_parent) / theta)). */
+static double increment(const mt_forest *f, mt_index j, double lambda, double prior_var,
+                        double time_scale)
+{
+    double t0 = parent_time(f, j, lambda), t1 = node_time(f, j, lambda);
+    return prior_var * exp(-t0 / time_scale) * -expm1(-(t1 - t0) / time_scale);
+}
+
 static int check_lambda(const mt_forest *f, double lambda)
 {
     return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
@@ -64,10 +74,11 @@ static int check_lambda(const mt_forest *f, double lambda)
 
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
-                              double noise_var, int n_threads, double *mean, double *var)
+                              double time_scale, double noise_var, int n_threads,
+                              double *mean, double *var)
 {
-    if (check_lambda(f, lambda) != MT_OK || !(lambda > 0.0) || !(prior_var >= 0.0) ||
-        !isfinite(prior_var) || !(noise_var > 0.0) || !isfinite(noise_var) ||
+    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
+        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var > 0.0) || !isfinite(noise_var) ||
         !isfinite(prior_mean)) {
         return MT_ERR_ARG;
     }
@@ -78,7 +89,6 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
         return MT_ERR_NOMEM;
     }
     double *own_h = own_p + nn, *msg_p = own_h + nn, *msg_h = msg_p + nn;
-    const double rate = prior_var / lambda; /* phi(t) = rate * t */
     const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
     (void)n_threads;
 #ifdef _OPENMP
@@ -103,7 +113,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
             }
             own_p[j] = P;
             own_h[j] = h;
-            double delta = rate * (node_time(f, j, lambda) - parent_time(f, j, lambda));
+            double delta = increment(f, j, lambda, prior_var, time_scale);
             double s = 1.0 + P * delta;
             msg_p[j] = P / s;
             msg_h[j] = h / s;
@@ -114,7 +124,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
                 continue;
             }
             double a, b;
-            double delta = rate * (node_time(f, j, lambda) - parent_time(f, j, lambda));
+            double delta = increment(f, j, lambda, prior_var, time_scale);
             mt_index p = f->parent[j];
             if (p == MT_NONE) {
                 a = prior_mean;

@@ -10,8 +10,8 @@
  *
  * Gaussian smoothing (regression).  The node means follow a Brownian motion
  * down the tree: mu_root ~ N(mu0, phi(t_root)), mu_j | mu_parent ~
- * N(mu_parent, phi(t_j) - phi(t_parent(j))), with phi(t) = sigma_H^2 t /
- * lambda (so an active leaf's prior variance is sigma_H^2); the targets of
+ * N(mu_parent, phi(t_j) - phi(t_parent(j))), with phi(t) = sigma_H^2 (1 -
+ * exp(-t / theta)), theta = time_scale > 0; the targets of
  * an active leaf a are y ~ N(mu_a, sigma_y^2).  mt_forest_gauss_posterior
  * computes the posterior N(mean_j, var_j) of every node of the pruned tree
  * by Gaussian belief propagation (the formulas are in mforest.c).
@@ -40,15 +40,17 @@
 #include "forest.h"
 
 /*
- * Gaussian posterior of the node means at lambda (0 < lambda <= the
+ * Gaussian posterior of the node means at lambda (0 <= lambda <= the
  * forest's lifetime): mean[j], var[j] for the nodes of the pruned tree,
  * NaN for the nodes below it.  count and sum are nodestats.h's;
- * prior_var = sigma_H^2 >= 0, noise_var = sigma_y^2 > 0, else MT_ERR_ARG.
+ * prior_var = sigma_H^2 >= 0, time_scale = theta > 0, noise_var = sigma_y^2 > 0,
+ * else MT_ERR_ARG.
  * Needs 4 n_nodes doubles of scratch (MT_ERR_NOMEM).
  */
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
-                              double noise_var, int n_threads, double *mean, double *var);
+                              double time_scale, double noise_var, int n_threads,
+                              double *mean, double *var);
 
 /*
  * Smoothed class probabilities of the nodes of the pruned tree at lambda
