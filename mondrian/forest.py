@@ -125,6 +125,7 @@ class _MondrianForestBase(BaseEstimator):
             self.hyper_ = self._default_hyper(grid)
             self._resolved = self._resolve(self.lifetime_, self.hyper_)
             self.validation_scores_ = None
+            self._components(self.lifetime_, self._resolved, store=True)
             return
         split = rng.spawn(1)[0].permutation(n)
         n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))))
@@ -156,6 +157,7 @@ class _MondrianForestBase(BaseEstimator):
         self.features_.partial_fit(X[val])
         self._targets = np.concatenate([self._targets, targets[val]])
         self._compute_stats()
+        self._components(self.lifetime_, self._resolved, store=True)
 
     def _partial_fit_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Insert X into every tree, then recompute the node statistics."""
@@ -163,7 +165,7 @@ class _MondrianForestBase(BaseEstimator):
         self.features_.partial_fit(X)
         self._targets = np.concatenate([self._targets, targets])
         self._compute_stats()
-        self._posterior_cache = None
+        self._components(self.lifetime_, self._resolved, store=True)
 
     @property
     def forest_(self):
@@ -412,7 +414,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.node_count_, self.node_sum_, self.node_sumsq_ = count, total, sumsq
         self._posterior_cache = None
 
-    def _components(self, lam: float, hyper):
+    def _components(self, lam: float, hyper, store: bool = False):
         """Leaf and branch components (mean, second moment) of every node,
         centred at y_mean_, and the one above the root."""
         forest = self.forest_
@@ -430,7 +432,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         else:
             mean, var = _mforest.gauss_posterior(forest, lam, count, total, 0.0, h2, theta, s2,
                                                  resolve_n_jobs(self.n_jobs))
-            self._posterior_cache = (key, (mean, var))
+            if store:
+                self._posterior_cache = (key, (mean, var))
         leaf = np.column_stack([mean, var + s2 + mean**2])
         t = np.minimum(forest.tau, lam)
         # φ(λ) - φ(t_p), φ(t) = σ_H²(1 - exp(-t/θ))
@@ -664,7 +667,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                                                  resolve_n_jobs(self.n_jobs))
         self._posterior_cache = None
 
-    def _components(self, lam: float, rate: float):
+    def _components(self, lam: float, rate: float, store: bool = False):
         K = self.classes_.size
         counts = self.node_counts_
         if not self.smoothing:
@@ -678,7 +681,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         else:
             prob = _mforest.class_posterior(self.forest_, lam, counts, base, rate,
                                             resolve_n_jobs(self.n_jobs))
-            self._posterior_cache = (key, prob)
+            if store:
+                self._posterior_cache = (key, prob)
         return prob, prob, base
 
     def _score_held_out(self, X, codes, lam, hyper) -> float:
@@ -720,7 +724,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         -------
         ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.predict_proba(X, lifetime), axis=1)]
+        proba = self.predict_proba(X, lifetime)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 MondrianForestClassifier.__doc__ = MondrianForestClassifier.__doc__.replace(

@@ -32,7 +32,7 @@ _NO_POINTS = "the forest keeps no training points (store_points=False)"
 def regression_stats(Forest forest, y, n_threads=1):
     """(count, sum, sumsq) of the targets y over every node (n_nodes each)."""
     cdef int nt = check_threads(n_threads)
-    cdef double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
     cdef size_t nn = forest.f.n_nodes
     if <size_t>yv.shape[0] != forest.f.n_points:
         raise ValueError(f"y has {yv.shape[0]} entries, the forest {forest.f.n_points} points")
@@ -58,7 +58,7 @@ def class_stats(Forest forest, labels, Py_ssize_t n_classes, n_threads=1):
     cdef int nt = check_threads(n_threads)
     if n_classes < 1:
         raise ValueError(f"n_classes must be >= 1, got {n_classes}")
-    cdef mt_index[::1] lv = np.ascontiguousarray(labels, dtype=np.int64)
+    cdef const mt_index[::1] lv = np.ascontiguousarray(labels, dtype=np.int64)
     if <size_t>lv.shape[0] != forest.f.n_points:
         raise ValueError(f"labels has {lv.shape[0]} entries, the forest {forest.f.n_points} points")
     counts = np.zeros((forest.f.n_nodes, n_classes), dtype=np.float64)
@@ -82,8 +82,8 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
     """Posterior (mean, var) of the node means at ``lam`` (NaN below the pruned tree)."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
-    cdef double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
-    cdef double[::1] s = np.ascontiguousarray(total, dtype=np.float64)
+    cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
+    cdef const double[::1] s = np.ascontiguousarray(total, dtype=np.float64)
     if <size_t>c.shape[0] != nn or <size_t>s.shape[0] != nn or nn == 0:
         raise ValueError("count and total must have one entry per node of a fitted forest")
     mean = np.empty(nn, dtype=np.float64)
@@ -109,8 +109,8 @@ def class_posterior(Forest forest, double lam, counts, base, double rate, n_thre
     """Smoothed class probabilities of the nodes at ``lam`` (n_nodes x K)."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
-    cdef double[:, ::1] c = np.ascontiguousarray(counts, dtype=np.float64)
-    cdef double[::1] b = np.ascontiguousarray(base, dtype=np.float64)
+    cdef const double[:, ::1] c = np.ascontiguousarray(counts, dtype=np.float64)
+    cdef const double[::1] b = np.ascontiguousarray(base, dtype=np.float64)
     cdef size_t K = <size_t>b.shape[0]
     if <size_t>c.shape[0] != nn or <size_t>c.shape[1] != K or nn == 0 or K == 0:
         raise ValueError("counts must be n_nodes x n_classes, base n_classes")
@@ -135,10 +135,10 @@ def mixture(Forest forest, X, double lam, leaf, branch, branch0, n_threads=1):
     averaged over the trees (n x K)."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
-    cdef double[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float64)
-    cdef double[:, ::1] lv = np.ascontiguousarray(leaf, dtype=np.float64)
-    cdef double[:, ::1] bv = np.ascontiguousarray(branch, dtype=np.float64)
-    cdef double[::1] b0 = np.ascontiguousarray(branch0, dtype=np.float64)
+    cdef const double[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float64)
+    cdef const double[:, ::1] lv = np.ascontiguousarray(leaf, dtype=np.float64)
+    cdef const double[:, ::1] bv = np.ascontiguousarray(branch, dtype=np.float64)
+    cdef const double[::1] b0 = np.ascontiguousarray(branch0, dtype=np.float64)
     cdef size_t K = <size_t>b0.shape[0]
     cdef size_t n = <size_t>xv.shape[0]
     if (<size_t>xv.shape[1] != forest.f.n_features or <size_t>lv.shape[0] != nn
