@@ -1,0 +1,107 @@
+"""Mondrian forests at their defaults against scikit-learn's tree ensembles.
+
+    python asv_bench/mondrian_forest_check.py [--data cpu ccpp concrete energy]
+                                              [--trees 100] [--n-jobs 2] [--seed 0]
+
+For each dataset (the paper's CPU split; otherwise a random 80/20 split of
+``../shared/data/<name>``, seeded), X and y standardised with the training
+statistics: test RMSE (in units of the training targets' sd), fit and
+predict times, for
+
+* ``MondrianForestRegressor()`` at its defaults (lifetime and smoothing
+  selected on 20 % held-out points, then inserted), with the coverage of the
+  ±1.96·std intervals of ``predict(X, return_std=True)`` and their mean
+  width;
+* the same forest without smoothing (the paper's Sec. 8.3 "forest") at its
+  selected lifetime;
+* ``RandomForestRegressor`` and ``ExtraTreesRegressor`` with as many trees.
+
+Every estimator gets the same ``n_jobs``.  Times are single runs on a
+shared machine: noisy.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from defaults_check import data_home, load_ccpp, load_concrete, load_energy  # noqa: E402
+
+from mondrian import MondrianForestRegressor  # noqa: E402
+
+LOADERS = {"ccpp": load_ccpp, "concrete": load_concrete, "energy": load_energy}
+
+
+def split(name, seed, home):
+    if name == "cpu":
+        from mondrian.datasets import load_cpu
+        d = load_cpu()
+        Xtr, ytr, Xte, yte = d.X_train, d.y_train, d.X_test, d.y_test
+    else:
+        X, y = LOADERS[name](home)
+        perm = np.random.default_rng(seed).permutation(len(y))
+        n_test = len(y) // 5
+        te, tr = perm[:n_test], perm[n_test:]
+        Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
+    mu, sd = Xtr.mean(0), Xtr.std(0)
+    sd[sd == 0] = 1.0
+    ym, ys = ytr.mean(), ytr.std()
+    return ((Xtr - mu) / sd, (ytr - ym) / ys, (Xte - mu) / sd, (yte - ym) / ys)
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", nargs="+", default=["cpu", "ccpp", "concrete", "energy"])
+    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data-home", default=None)
+    args = ap.parse_args(argv)
+    home = data_home(args.data_home)
+    print(f"{'data':9s} {'n x d':>10s} {'model':28s} {'rmse':>7s} {'fit s':>7s} "
+          f"{'pred s':>7s}  notes")
+    for name in args.data:
+        Xtr, ytr, Xte, yte = split(name, args.seed, home)
+        shape = f"{Xtr.shape[0]}x{Xtr.shape[1]}"
+
+        def report(label, fit_s, pred_s, mean, notes=""):
+            rmse = float(np.sqrt(np.mean((mean - yte) ** 2)))
+            print(f"{name:9s} {shape:>10s} {label:28s} {rmse:7.4f} {fit_s:7.2f} "
+                  f"{pred_s:7.2f}  {notes}", flush=True)
+
+        mf = MondrianForestRegressor(n_trees=args.trees, random_state=args.seed,
+                                     n_jobs=args.n_jobs)
+        fit_s, _ = timed(lambda: mf.fit(Xtr, ytr))
+        pred_s, (mean, std) = timed(lambda: mf.predict(Xte, return_std=True))
+        cover = float(np.mean(np.abs(mean - yte) <= 1.96 * std))
+        report("MondrianForest (defaults)", fit_s, pred_s, mean,
+               f"lifetime {mf.lifetime_:.3g} (max {mf.max_lifetime_:.3g}), "
+               f"hyper {mf.hyper_}, 95% coverage {cover:.3f}, mean std {std.mean():.3f}")
+        raw = MondrianForestRegressor(n_trees=args.trees, random_state=args.seed,
+                                      n_jobs=args.n_jobs, smoothing=False,
+                                      lifetime=mf.lifetime_)
+        fit_s, _ = timed(lambda: raw.fit(Xtr, ytr))
+        pred_s, mean = timed(lambda: raw.predict(Xte))
+        report("MondrianForest (no smooth.)", fit_s, pred_s, mean,
+               "at the defaults' lifetime, grown to it on all points")
+        for label, cls in (("RandomForest", RandomForestRegressor),
+                           ("ExtraTrees", ExtraTreesRegressor)):
+            model = cls(n_estimators=args.trees, random_state=args.seed, n_jobs=args.n_jobs)
+            fit_s, _ = timed(lambda: model.fit(Xtr, ytr))
+            pred_s, mean = timed(lambda: model.predict(Xte))
+            report(label, fit_s, pred_s, mean)
+
+
+if __name__ == "__main__":
+    main()
