@@ -61,6 +61,8 @@ __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
 AUTO_LIFETIME_FACTOR = 2.0**7
 #: Lifetimes evaluated by ``lifetime='auto'``: Λ·2^-k, k = 0..AUTO_GRID_STEPS.
 AUTO_GRID_STEPS = 12
+#: Held-out points that score each candidate, at most.
+MAX_SCORED = 1000
 #: Below this many training points nothing is held out: λ = Λ and the
 #: smoothing defaults of the estimator are used.
 MIN_POINTS_FOR_SELECTION = 20
@@ -110,11 +112,11 @@ class _MondrianForestBase(BaseEstimator):
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
         select = (auto_lifetime or len(grid) > 1) and n >= MIN_POINTS_FOR_SELECTION
+        from .path.search import lifetime_scale
+        # Draws from rng's own stream: the trees' streams are spawned.
+        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
         if auto_lifetime:
-            from .path.search import lifetime_scale
-            # Draws from rng's own stream: the trees' streams are spawned.
-            max_lifetime = AUTO_LIFETIME_FACTOR * lifetime_scale(X, rng,
-                                                                 rotation=params["rotation"])
+            max_lifetime = AUTO_LIFETIME_FACTOR * self.lifetime_scale_
         else:
             max_lifetime = params["lifetime"]
         if not select:
@@ -133,22 +135,29 @@ class _MondrianForestBase(BaseEstimator):
         self.features_ = self._features(params, max_lifetime, rng).fit(X[train])
         self._targets = targets[train].copy()
         self._compute_stats()
-        lifetimes = (max_lifetime * 2.0 ** -np.arange(AUTO_GRID_STEPS + 1.0))[::-1] \
-            if auto_lifetime else np.array([max_lifetime])
-        lifetimes = lifetimes[lifetimes > 0] if np.any(lifetimes > 0) else lifetimes
-        # Coordinate search: the lifetime at the default smoothing, then the
-        # smoothing at that lifetime.
-        default = self._default_hyper(grid)
+        # At most MAX_SCORED held-out points score the candidates (all of
+        # them join the trees afterwards).
+        scored = val[:MAX_SCORED] if val.size <= MAX_SCORED else \
+            np.sort(split[:n_val][:MAX_SCORED])
+        Xs, ts = X[scored], targets[scored]
         scores = {}
-        for lam in lifetimes:
-            scores[(float(lam), default)] = self._score_held_out(X[val], targets[val], lam,
-                                                                 default)
-        best_lam = min(lifetimes, key=lambda lam: scores[(float(lam), default)])
-        for h in grid:
-            key = (float(best_lam), h)
+
+        def score(lam, hyper):
+            key = (float(lam), hyper)
             if key not in scores:
-                scores[key] = self._score_held_out(X[val], targets[val], best_lam, h)
-        (lam, hyper) = min(scores, key=scores.get)
+                scores[key] = self._score_held_out(Xs, ts, float(lam), hyper)
+            return scores[key]
+
+        default = self._default_hyper(grid)
+        lam = max_lifetime
+        if auto_lifetime and max_lifetime > 0:
+            # Λ·2^-k: every other k, then the two neighbours of the best.
+            coarse = [max_lifetime * 2.0**-k for k in range(0, AUTO_GRID_STEPS + 1, 2)]
+            lam = min(coarse, key=lambda v: score(v, default)[0])
+            fine = [lam * 2.0, lam / 2.0]
+            fine = [v for v in fine if max_lifetime * 2.0**-AUTO_GRID_STEPS <= v <= max_lifetime]
+            lam = min([lam] + fine, key=lambda v: score(v, default)[0])
+        hyper = self._select_hyper(grid, default, lambda h: score(lam, h))
         self.lifetime_ = float(lam)
         self.hyper_ = hyper
         self._resolved = self._resolve(self.lifetime_, hyper)
@@ -201,8 +210,9 @@ _COMMON_PARAMS = """n_trees : int, default=100
         Lifetime λ of the predictions.  A number: the trees are grown to it
         and predict at it.  'auto': the trees are grown to Λ = 2⁷λ₀ (λ₀ =
         1/median ℓ₁ distance between training points), and λ is selected
-        among Λ·2⁻ᵏ, k = 0..12, together with the smoothing, on a held-out
-        ``validation_fraction`` of the training points (see the module's
+        among Λ·2⁻ᵏ, k = 0..12 (even k, then the neighbours of the best),
+        before the smoothing, on a held-out ``validation_fraction`` of the
+        training points (at most 1000 of them score; see the module's
         docstring); the held-out points are then inserted into the trees.
     random_state : None, int, SeedSequence or Generator, default=None
         Source of randomness (every tree draws from its own stream, so
@@ -238,10 +248,18 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
 
         \mu_{root} \sim N(\bar y, \phi(t_{root})), \quad
         \mu_j \mid \mu_{p(j)} \sim N(\mu_{p(j)}, \phi(t_j) - \phi(t_{p(j)})),
-        \quad \phi(t) = \sigma_H^2\, t / \lambda,
+        \quad \phi(t) = \sigma_H^2 (1 - e^{-t/\theta}),
 
-    so an active node's prior variance is σ_H²; the targets of an active
-    node a are y ~ N(μ_a, σ_y²).  The posterior N(m_j, v_j) of every node's
+    the targets of an active node a being y ~ N(μ_a, σ_y²).  φ saturates, as
+    the sigmoid of the AISTATS paper does: variance is added early in the
+    tree's time, little after θ, so deep nodes (and the long-lived leaves
+    of data-exhausted trees) stay close to their parents.  Two points
+    separated by a Mondrian cut at time T ~ Exp(‖x - x'‖₁) share the
+    Brownian path up to T, so the prior is a random-partition version of
+    the kernel Cov(μ(x), μ(x')) = E φ(T) = σ_H² / (1 + θ‖x - x'‖₁) (for
+    λ → ∞); θ = κλ₀, κ = ``prior_scale`` and λ₀ = ``lifetime_scale_`` (the
+    inverse median ℓ₁ distance of the training points), so the prior's
+    correlation halves at distance median/κ.  The posterior N(m_j, v_j) of every node's
     mean is computed exactly by Gaussian belief propagation, upward then
     downward (canonical factors (P, h); a leaf's is (n_a/σ_y², S_a/σ_y²),
     a child's message to its parent is (P, h)/(1 + PΔ_j), Δ_j the variance
@@ -249,8 +267,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     active node a, :math:`L_a = N(m_a, v_a + σ_y^2)`; a point in a new leaf
     branching off below p, :math:`B_p = N(m_p, v_p + \phi(\lambda) -
     \phi(t_p) + σ_y^2)` (the new leaf's mean given μ_p has variance φ(λ) -
-    φ(t_p) whatever the time of the branching); above the root,
-    :math:`N(\bar y, σ_H^2 + σ_y^2)`.  σ_H² is the variance of the training
+    φ(t_p) whatever the time of the branching; as in the AISTATS paper the
+    new branch hangs from p's posterior, ignoring that it shares j's path
+    up to the branching time); above the root,
+    :math:`N(\bar y, \phi(\lambda) + σ_y^2)`.  σ_H² is the variance of the training
     targets (1 if they are constant); σ_y² = ``noise_variance`` times it.
 
     Without smoothing (``smoothing=False``), node j's component is the
@@ -272,8 +292,13 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     {common}
     noise_variance : 'auto' or float, default='auto'
         σ_y² as a fraction of the targets' variance.  'auto': selected
-        among 0.01, 0.03, 0.1, 0.3, 1 on the held-out points (0.1 when
-        nothing is held out).
+        among 0.003, 0.01, 0.03, 0.1, 0.3 on the held-out points (0.03
+        when nothing is held out).
+    prior_scale : 'auto' or float, default='auto'
+        κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
+        1, 4, 16 on the held-out points (1 when nothing is held out).
+        Small κ: little smoothing (the limit κ → 0 keeps every node's own
+        targets); large κ: strong shrinkage towards the parents.
 
     Attributes
     ----------
@@ -285,12 +310,17 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         Lifetime λ of the predictions.
     max_lifetime_ : float
         Lifetime Λ the trees are grown to.
-    hyper_ : float
-        The noise fraction used (σ_y² / σ_H²).
+    hyper_ : tuple of float
+        The noise fraction σ_y²/σ_H² and κ used.  Selection is a coordinate
+        search on the held-out points: the lifetime by squared error at the
+        default (0.03, 1), then κ by squared error, then the noise fraction
+        by negative log predictive density.
     validation_scores_ : dict or None
-        Mean held-out negative log predictive density (Gaussian with the
-        mixture's mean and variance) of every (lifetime, noise fraction)
-        evaluated, or None.
+        (mean squared error, mean negative log predictive density of the
+        Gaussian with the mixture's mean and variance) on the held-out
+        points of every (lifetime, hyper) evaluated, or None.
+    lifetime_scale_ : float
+        λ₀, the inverse median ℓ₁ distance between training points.
     y_mean_, y_var_ : float
         Mean ȳ of the targets at ``fit`` and σ_H².
     node_count_, node_sum_, node_sumsq_ : ndarray of shape (n_nodes,)
@@ -328,7 +358,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.max_nodes = max_nodes
 
     _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
-    _SCALE_GRID = (0.25, 1.0, 4.0)
+    _SCALE_GRID = (0.25, 1.0, 4.0, 16.0)
 
     def _hyper_grid(self) -> tuple:
         if not self.smoothing:
@@ -345,10 +375,18 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         return (noise, scale) if self.smoothing else grid[0]
 
     def _resolve(self, lam: float, hyper: tuple) -> tuple:
-        """(noise fraction, κ) -> (noise fraction, θ = κλ); θ = 1 at λ = 0,
-        where every prior increment is 0 whatever θ."""
+        """(noise fraction, κ) -> (noise fraction, θ = κλ₀)."""
         noise, kappa = hyper
-        return (noise, kappa * lam if lam > 0.0 else 1.0)
+        return (noise, kappa * self.lifetime_scale_)
+
+    def _select_hyper(self, grid: tuple, default: tuple, score) -> tuple:
+        """κ by held-out squared error at the default noise, then the noise
+        by held-out NLPD at that κ."""
+        kappas = sorted({k for _, k in grid})
+        noises = sorted({r for r, _ in grid})
+        kappa = min(kappas, key=lambda k: score((default[0], k))[0])
+        noise = min(noises, key=lambda r: score((r, kappa))[1])
+        return (noise, kappa)
 
     def fit(self, X, y) -> "MondrianForestRegressor":
         """Grow the trees on X and fit the node statistics of y.
@@ -434,11 +472,18 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                                                  resolve_n_jobs(self.n_jobs))
             if store:
                 self._posterior_cache = (key, (mean, var))
-        leaf = np.column_stack([mean, var + s2 + mean**2])
+        leaf = np.empty((mean.size, 2))
+        leaf[:, 0] = mean
+        np.multiply(mean, mean, out=leaf[:, 1])
+        leaf[:, 1] += var
+        leaf[:, 1] += s2
         t = np.minimum(forest.tau, lam)
         # φ(λ) - φ(t_p), φ(t) = σ_H²(1 - exp(-t/θ))
-        rest = h2 * np.exp(-t / theta) * -np.expm1(-(lam - t) / theta)
-        branch = np.column_stack([mean, var + rest + s2 + mean**2])
+        rest = np.exp(-t / theta)
+        rest *= -np.expm1(-(lam - t) / theta)
+        rest *= h2
+        branch = leaf.copy()
+        branch[:, 1] += rest
         root = np.array([0.0, h2 * -np.expm1(-lam / theta) + s2])
         return leaf, branch, root
 
@@ -452,7 +497,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         mean, var = self._moments(X, lam, self._resolve(lam, hyper))
         var = np.maximum(var, 1e-300)
         resid = y_centred + self.y_mean_ - mean
-        return float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var))
+        return (float(np.mean(resid**2)),
+                float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var)))
 
     def predict(self, X, return_std: bool = False, lifetime: float | None = None):
         """Predictive mean (and standard deviation) of the forest.
@@ -540,8 +586,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     hyper_ : float
         The discount γλ used.
     validation_scores_ : dict or None
-        Mean held-out log-loss of every (lifetime, discount) evaluated, or
-        None.
+        Held-out log-loss (twice) of every (lifetime, discount) evaluated,
+        or None.
+    lifetime_scale_ : float
+        λ₀, the inverse median ℓ₁ distance between training points.
     node_counts_ : ndarray of shape (n_nodes, n_classes)
         Class counts of every node.
     n_features_in_ : int
@@ -688,7 +736,12 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     def _score_held_out(self, X, codes, lam, hyper) -> float:
         proba = self._mixture(X, lam, self._resolve(lam, hyper))
         p = proba[np.arange(codes.size), codes]
-        return float(-np.mean(np.log(np.maximum(p, 1e-300))))
+        loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
+        return (loss, loss)
+
+    def _select_hyper(self, grid: tuple, default: float, score) -> float:
+        """The discount by held-out log-loss."""
+        return min(grid, key=lambda h: score(h)[0])
 
     def predict_proba(self, X, lifetime: float | None = None) -> np.ndarray:
         """Class probabilities of the forest (rows sum to 1).

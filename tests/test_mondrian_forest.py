@@ -204,14 +204,17 @@ def test_points_outside_the_hull():
     X, y = _data(200)
     model = MondrianForestRegressor(n_trees=20, random_state=0, noise_variance=0.03,
                                     prior_scale=1.0).fit(X, y)
-    far = X[:20] + 5.0
+    far = X[:20] + 50.0
     mean_in, std_in = model.predict(X, return_std=True)
     mean_out, std_out = model.predict(far, return_std=True)
     assert np.all(np.isfinite(mean_out)) and np.all(np.isfinite(std_out))
-    # 5 units away every tree separates x at its root almost surely
-    # (probability 1 - exp(-t_root·gap), gap ≥ 5): the prior predictive,
-    # wider than every training point's mixture.
+    # 50 units away (ℓ₁ gap ≥ 98 to every box on the path) x stays with the
+    # training points with probability exp(-Σ_j Δ_j η_j) ≤ exp(-98 λ), the
+    # Δ_j summing to λ: x separates at the root (prior predictive
+    # N(ȳ, φ(λ) + σ_y²)) or below a node near it, wider than every
+    # training point's mixture.
     assert std_out.min() > std_in.max()
+    assert model.lifetime_ > 0.1  # exp(-9.8) < 1e-4 left with the points
     np.testing.assert_allclose(mean_out, model.y_mean_, atol=1e-3 * np.std(y))
 
 
