@@ -263,14 +263,26 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     mean is computed exactly by Gaussian belief propagation, upward then
     downward (canonical factors (P, h); a leaf's is (n_a/σ_y², S_a/σ_y²),
     a child's message to its parent is (P, h)/(1 + PΔ_j), Δ_j the variance
-    increment; the formulas are in ``c/mforest.c``).  Components: a point in
-    active node a, :math:`L_a = N(m_a, v_a + σ_y^2)`; a point in a new leaf
-    branching off below p, :math:`B_p = N(m_p, v_p + \phi(\lambda) -
-    \phi(t_p) + σ_y^2)` (the new leaf's mean given μ_p has variance φ(λ) -
-    φ(t_p) whatever the time of the branching; as in the AISTATS paper the
-    new branch hangs from p's posterior, ignoring that it shares j's path
-    up to the branching time); above the root,
-    :math:`N(\bar y, \phi(\lambda) + σ_y^2)`.  σ_H² is the variance of the training
+    increment; the formulas are in ``c/mforest.c``), with the posterior
+    covariance of a node and its parent, Cov(μ_p, μ_j) = v_p/(1 + P_jΔ_j).
+    Components: a point in active node a, :math:`N(m_a, v_a + σ_y^2)`.  A
+    point separating from node j at time s ∈ (t_p, t_j] (density ∝
+    η_j e^{-η_j(s - t_p)}) sits in a new leaf whose branch leaves j's
+    Brownian path at s: its mean is the bridge between μ_p and μ_j at s,
+
+    .. math::
+
+        \mu_p + r(s)(\mu_j - \mu_p), \quad
+        r(s) = \frac{\phi(s) - \phi(t_p)}{\phi(t_j) - \phi(t_p)},
+        \quad \text{variance } \frac{(\phi(s) - \phi(t_p))(\phi(t_j) -
+        \phi(s))}{\phi(t_j) - \phi(t_p)},
+
+    plus its own increment φ(λ) - φ(s) and σ_y²; the moments are
+    integrated over (μ_p, μ_j) given the data and over s in closed form
+    (E e^{-ks} of the truncated exponential, ``c/mforest.h``).  This refines
+    the AISTATS paper's component, which hangs the new leaf from μ_p alone
+    and so forgets how close to j the branching happened.  Above the root
+    μ_p is the prior mean ȳ with variance 0.  σ_H² is the variance of the training
     targets (1 if they are constant); σ_y² = ``noise_variance`` times it.
 
     Without smoothing (``smoothing=False``), node j's component is the
@@ -453,42 +465,35 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self._posterior_cache = None
 
     def _components(self, lam: float, hyper, store: bool = False):
-        """Leaf and branch components (mean, second moment) of every node,
-        centred at y_mean_, and the one above the root."""
-        forest = self.forest_
+        """Without smoothing: the leaf and branch components (mean, second
+        moment) of every node, centred at y_mean_, and the one above the
+        root.  With smoothing: the posterior (mean, var, cov) of the node
+        means (cached at ``lifetime_`` by fit)."""
         count, total, sumsq = self.node_count_, self.node_sum_, self.node_sumsq_
         if not self.smoothing:
             comp = np.column_stack([total / count, sumsq / count])
             root = np.array([np.mean(self._targets), np.mean(self._targets**2)])
             return comp, comp, root
         noise, theta = hyper
-        h2 = self.y_var_
-        s2 = noise * h2
         key = (lam, hyper)
         if self._posterior_cache is not None and self._posterior_cache[0] == key:
-            mean, var = self._posterior_cache[1]
-        else:
-            mean, var = _mforest.gauss_posterior(forest, lam, count, total, 0.0, h2, theta, s2,
-                                                 resolve_n_jobs(self.n_jobs))
-            if store:
-                self._posterior_cache = (key, (mean, var))
-        leaf = np.empty((mean.size, 2))
-        leaf[:, 0] = mean
-        np.multiply(mean, mean, out=leaf[:, 1])
-        leaf[:, 1] += var
-        leaf[:, 1] += s2
-        t = np.minimum(forest.tau, lam)
-        # φ(λ) - φ(t_p), φ(t) = σ_H²(1 - exp(-t/θ))
-        rest = np.exp(-t / theta)
-        rest *= -np.expm1(-(lam - t) / theta)
-        rest *= h2
-        branch = leaf.copy()
-        branch[:, 1] += rest
-        root = np.array([0.0, h2 * -np.expm1(-lam / theta) + s2])
-        return leaf, branch, root
+            return self._posterior_cache[1]
+        post = _mforest.gauss_posterior(self.forest_, lam, count, total, 0.0, self.y_var_,
+                                        theta, noise * self.y_var_,
+                                        resolve_n_jobs(self.n_jobs))
+        if store:
+            self._posterior_cache = (key, post)
+        return post
 
     def _moments(self, X: np.ndarray, lam: float, hyper) -> tuple[np.ndarray, np.ndarray]:
-        out = self._mixture(X, lam, hyper)
+        if self.smoothing:
+            noise, theta = hyper
+            mean, var, cov = self._components(lam, hyper)
+            out = _mforest.gauss_mixture(self.forest_, X, lam, mean, var, cov, 0.0, self.y_var_,
+                                         theta, noise * self.y_var_,
+                                         resolve_n_jobs(self.n_jobs))
+        else:
+            out = self._mixture(X, lam, hyper)
         mean = out[:, 0]
         var = np.maximum(out[:, 1] - mean**2, 0.0)
         return mean + self.y_mean_, var

@@ -107,7 +107,11 @@ cdef extern from "c/mforest.h" nogil:
     int mt_forest_gauss_posterior(const mt_forest *f, double lam, const double *count,
                                   const double *sum, double prior_mean, double prior_var,
                                   double time_scale, double noise_var, int n_threads,
-                                  double *mean, double *var)
+                                  double *mean, double *var, double *cov)
+    int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lam,
+                                const double *mean, const double *var, const double *cov,
+                                double prior_mean, double prior_var, double time_scale,
+                                double noise_var, int n_threads, double *out)
     int mt_forest_class_posterior(const mt_forest *f, double lam, const double *counts,
                                   size_t n_classes, const double *base, double rate,
                                   int n_threads, double *prob)

@@ -17,6 +17,7 @@ cimport numpy as cnp
 from ._c cimport (
     mt_index, mt_threads_release, mt_node_stats_regression, mt_node_stats_classes,
     mt_forest_gauss_posterior, mt_forest_class_posterior, mt_forest_mixture,
+    mt_forest_gauss_mixture,
 )
 from ._forest cimport Forest
 from ._status cimport check_status, check_threads
@@ -24,7 +25,7 @@ from ._status cimport check_status, check_threads
 cnp.import_array()
 
 __all__ = ["regression_stats", "class_stats", "gauss_posterior", "class_posterior",
-           "mixture"]
+           "mixture", "gauss_mixture"]
 
 _NO_POINTS = "the forest keeps no training points (store_points=False)"
 
@@ -79,7 +80,8 @@ def class_stats(Forest forest, labels, Py_ssize_t n_classes, n_threads=1):
 
 def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
                     double prior_var, double time_scale, double noise_var, n_threads=1):
-    """Posterior (mean, var) of the node means at ``lam`` (NaN below the pruned tree)."""
+    """Posterior (mean, var, cov) of the node means at ``lam``, cov[j] =
+    Cov(mu_parent(j), mu_j) (NaN below the pruned tree)."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
     cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
@@ -88,21 +90,22 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
         raise ValueError("count and total must have one entry per node of a fitted forest")
     mean = np.empty(nn, dtype=np.float64)
     var = np.empty(nn, dtype=np.float64)
-    cdef double[::1] mv = mean, vv = var
+    cov = np.empty(nn, dtype=np.float64)
+    cdef double[::1] mv = mean, vv = var, cv = cov
     cdef int status
     forest._begin_read()
     try:
         with nogil:
             status = mt_forest_gauss_posterior(&forest.f, lam, &c[0], &s[0], prior_mean,
                                                prior_var, time_scale, noise_var, nt,
-                                               &mv[0], &vv[0])
+                                               &mv[0], &vv[0], &cv[0])
         mt_threads_release()
     finally:
         forest._end_read()
     check_status(status, "gauss_posterior",
                  arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
                      "and noise_var > 0")
-    return mean, var
+    return mean, var, cov
 
 
 def class_posterior(Forest forest, double lam, counts, base, double rate, n_threads=1):
@@ -159,4 +162,38 @@ def mixture(Forest forest, X, double lam, leaf, branch, branch0, n_threads=1):
     finally:
         forest._end_read()
     check_status(status, "mixture", arg="need 0 <= lifetime <= the forest's")
+    return out
+
+
+def gauss_mixture(Forest forest, X, double lam, mean, var, cov, double prior_mean,
+                  double prior_var, double time_scale, double noise_var, n_threads=1):
+    """Mean and second moment (n x 2) of the smoothed forest's Gaussian
+    mixture at the rows of X, from gauss_posterior's (mean, var, cov)."""
+    cdef int nt = check_threads(n_threads)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float64)
+    cdef const double[::1] mv = np.ascontiguousarray(mean, dtype=np.float64)
+    cdef const double[::1] vv = np.ascontiguousarray(var, dtype=np.float64)
+    cdef const double[::1] cv = np.ascontiguousarray(cov, dtype=np.float64)
+    cdef size_t n = <size_t>xv.shape[0]
+    if (<size_t>xv.shape[1] != forest.f.n_features or <size_t>mv.shape[0] != nn
+            or <size_t>vv.shape[0] != nn or <size_t>cv.shape[0] != nn or nn == 0):
+        raise ValueError("X must be n x n_features, mean, var and cov one entry per node")
+    out = np.zeros((n, 2), dtype=np.float64)
+    if n == 0:
+        return out
+    cdef double[:, ::1] ov = out
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_gauss_mixture(&forest.f, &xv[0, 0], n, lam, &mv[0], &vv[0],
+                                             &cv[0], prior_mean, prior_var, time_scale,
+                                             noise_var, nt, &ov[0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "gauss_mixture",
+                 arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
+                     "and noise_var >= 0")
     return out

@@ -75,7 +75,7 @@ static int check_lambda(const mt_forest *f, double lambda)
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var)
+                              double *mean, double *var, double *cov)
 {
     if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
         !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var > 0.0) || !isfinite(noise_var) ||
@@ -101,6 +101,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
             if (!in_pruned(f, j, lambda)) {
                 mean[j] = NAN;
                 var[j] = NAN;
+                cov[j] = NAN;
                 continue;
             }
             double P, h;
@@ -149,6 +150,9 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
                 mean[j] = a;
                 var[j] = 0.0;
             }
+            /* Cov(mu_p, mu_j | data) = var_p / (1 + P_j Delta_j): given mu_p,
+             * mu_j depends on the data below j only (mforest.h). */
+            cov[j] = p == MT_NONE ? 0.0 : var[p] / (1.0 + own_p[j] * delta);
             own_p[j] = a;
             own_h[j] = b;
         }
@@ -228,6 +232,116 @@ int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *c
     }
     free(c);
     return MT_OK;
+}
+
+/*
+ * The separation component of edge p -> j (see mforest.h): x branches off
+ * at s in (t0, t1] with density proportional to eta exp(-eta (s - t0)).
+ * With g = exp(-(s - t0) / theta), q = 1 - exp(-(t1 - t0) / theta) and
+ * r = (1 - g) / q the bridge's interpolation weight, E g and E g^2 are
+ *
+ *   E exp(-k (s - t0)) = eta / (eta + k) (1 - exp(-(eta + k) D)) / (1 - exp(-eta D))
+ *
+ * for k = 1/theta, 2/theta, D = t1 - t0, and every moment below is a
+ * polynomial of degree 2 in g.  Writes the component's mean and second
+ * moment (centred as the node means are).
+ */
+static void bridge_component(double t0, double t1, double eta, double lambda, double theta,
+                             double h2, double s2, double mp, double vp, double mj, double vj,
+                             double c, double *m1, double *m2)
+{
+    const double D = t1 - t0, k = 1.0 / theta;
+    const double den = -expm1(-eta * D);
+    const double eg = eta / (eta + k) * -expm1(-(eta + k) * D) / den;
+    const double eg2 = eta / (eta + 2.0 * k) * -expm1(-(eta + 2.0 * k) * D) / den;
+    const double q = -expm1(-D * k), beta = 1.0 - q;
+    const double a = exp(-t0 * k), L = exp(-lambda * k);
+    const double er = (1.0 - eg) / q;
+    const double er2 = (1.0 - 2.0 * eg + eg2) / (q * q);
+    const double d = mj - mp;
+    /* bridge variance h2 a (1 - g)(g - beta) / q, the new leaf's own
+     * increment h2 (a g - L) */
+    const double bridge = h2 * a * ((1.0 + beta) * eg - beta - eg2) / q;
+    const double rest = h2 * (a * eg - L);
+    const double mean = mp + er * d;
+    const double second = (1.0 - 2.0 * er + er2) * vp + er2 * vj + 2.0 * (er - er2) * c +
+                          bridge + rest + s2 + mp * mp + 2.0 * mp * d * er + d * d * er2;
+    *m1 = mean;
+    *m2 = second;
+}
+
+int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
+                            const double *mean, const double *var, const double *cov,
+                            double prior_mean, double prior_var, double time_scale,
+                            double noise_var, int n_threads, double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
+        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var >= 0.0) ||
+        !isfinite(noise_var) || !isfinite(prior_mean)) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    const double h2 = prior_var, s2 = noise_var;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            double o1 = 0.0, o2 = 0.0;
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                mt_index j = f->node_offset[m];
+                double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
+                for (;;) {
+                    double t_end = node_time(f, j, lambda);
+                    size_t off = (size_t)j * d;
+                    double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
+                    double dt = t_end - t_prev;
+                    if (e > 0.0 && dt > 0.0) {
+                        double w = -expm1(-dt * e), c1, c2;
+                        mt_index p = f->parent[j];
+                        if (p == MT_NONE) {
+                            bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                             prior_mean, 0.0, mean[j], var[j], 0.0, &c1, &c2);
+                        } else {
+                            bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                             mean[p], var[p], mean[j], var[j], cov[j], &c1,
+                                             &c2);
+                        }
+                        acc1 += surv * w * c1;
+                        acc2 += surv * w * c2;
+                        surv *= 1.0 - w;
+                    }
+                    if (f->tau[j] > lambda) {
+                        acc1 += surv * mean[j];
+                        acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
+                        break;
+                    }
+                    t_prev = f->tau[j];
+                    j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+                }
+                o1 += acc1;
+                o2 += acc2;
+            }
+            out[2 * (size_t)i] = o1 / (double)M;
+            out[2 * (size_t)i + 1] = o2 / (double)M;
+        }
+        free(scratch);
+    }
+    return status;
 }
 
 int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lambda,

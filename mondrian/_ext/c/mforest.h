@@ -20,7 +20,8 @@
  * Kneser-Ney approximation of the hierarchical normalised stable process of
  * NIPS 2014: mt_forest_class_posterior.
  *
- * The mixture (any point x).  mt_forest_mixture walks x's path in each tree
+ * The mixture (any point x).  mt_forest_mixture (and, for the Gaussian
+ * smoothing, mt_forest_gauss_mixture below) walks x's path in each tree
  * down to its active node a; at node j, x separates from the node's points
  * in (t_parent(j), t_j] with probability p_j = 1 - exp(-Delta_j eta_j(x)),
  * Delta_j = t_j - t_parent(j), eta_j(x) the l1 gap of x to j's data box.
@@ -41,7 +42,8 @@
 
 /*
  * Gaussian posterior of the node means at lambda (0 <= lambda <= the
- * forest's lifetime): mean[j], var[j] for the nodes of the pruned tree,
+ * forest's lifetime): mean[j], var[j] and cov[j] = Cov(mu_parent(j), mu_j)
+ * (0 at a root) for the nodes of the pruned tree,
  * NaN for the nodes below it.  count and sum are nodestats.h's;
  * prior_var = sigma_H^2 >= 0, time_scale = theta > 0, noise_var = sigma_y^2 > 0,
  * else MT_ERR_ARG.
@@ -50,7 +52,32 @@
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var);
+                              double *mean, double *var, double *cov);
+
+/*
+ * The Gaussian mixture of the smoothed forest at n points X (raw
+ * coordinates): out (n x 2) receives the mean and second moment of the
+ * predictive distribution of y averaged over the trees, from the posterior
+ * (mean, var, cov) of mt_forest_gauss_posterior at the same lambda.
+ *
+ * Separation with the shared path (a refinement of the AISTATS paper's
+ * component, which hangs x's branch from the parent's mean): if x
+ * separates from node j at time s in (t_parent(j), t_j], the new node
+ * splitting at s lies on the edge parent(j) -> j, and x's leaf shares j's
+ * Brownian path up to s.  The value there is the Brownian bridge between
+ * mu_p (at t_p) and mu_j (at t_j), mean mu_p + r (mu_j - mu_p) with
+ * r = (phi(s) - phi(t_p)) / (phi(t_j) - phi(t_p)) and variance
+ * (phi(s) - phi(t_p)) (phi(t_j) - phi(s)) / (phi(t_j) - phi(t_p)); x's
+ * leaf adds phi(lambda) - phi(s), its target sigma_y^2.  Given the data,
+ * (mu_p, mu_j) have the posterior means, variances and covariance cov[j];
+ * s is exponential of rate eta_j(x) truncated to the interval; the
+ * component's moments are integrated over s in closed form (mforest.c).
+ * Above the root, mu_p is the prior's mean with variance 0.
+ */
+int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
+                            const double *mean, const double *var, const double *cov,
+                            double prior_mean, double prior_var, double time_scale,
+                            double noise_var, int n_threads, double *out);
 
 /*
  * Smoothed class probabilities of the nodes of the pruned tree at lambda
