@@ -560,8 +560,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
 
     top-down from the uniform base distribution above the root.  A short
     node (small Δ_j) discounts much and leans on its parent; a long one
-    keeps its own counts.  γ = ``discount``/λ (so the discounts along a
-    path multiply to at least exp(-``discount``)).  Components: a point in
+    keeps its own counts.  γ = ``discount``/λ₀, λ₀ = ``lifetime_scale_``
+    (the NIPS paper's γ = 10D on data scaled to [0, 1]^D, where λ₀ ≈ 3/D,
+    is ``discount`` ≈ 30).  Components: a point in
     active node a predicts G_a; a point in a new leaf branching off below p
     (no training point there) predicts G_p; above the root, the base.
 
@@ -573,8 +574,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     ----------
     {common}
     discount : 'auto' or float, default='auto'
-        γλ of the discount.  'auto': selected among 1, 3, 10, 30 on the
-        held-out points by log-loss (3 when nothing is held out).
+        γλ₀ of the discount (larger: less smoothing).  'auto': selected
+        among 1, 3, 10, 30 on the held-out points by log-loss (10 when
+        nothing is held out).
 
     Attributes
     ----------
@@ -589,7 +591,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     max_lifetime_ : float
         Lifetime Λ the trees are grown to.
     hyper_ : float
-        The discount γλ used.
+        The discount γλ₀ used.
     validation_scores_ : dict or None
         Held-out log-loss (twice) of every (lifetime, discount) evaluated,
         or None.
@@ -636,11 +638,11 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         return (float(self.discount),)
 
     def _default_hyper(self, grid: tuple) -> float:
-        return 3.0 if len(grid) > 1 else grid[0]
+        return 10.0 if len(grid) > 1 else grid[0]
 
     def _resolve(self, lam: float, discount: float) -> float:
-        """γλ -> γ (0 at λ = 0, where every Δ_j is 0)."""
-        return discount / lam if lam > 0.0 else 0.0
+        """γλ₀ -> γ."""
+        return discount / self.lifetime_scale_
 
     def fit(self, X, y) -> "MondrianForestClassifier":
         """Grow the trees on X and fit the node class counts of y.
