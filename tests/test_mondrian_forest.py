@@ -171,9 +171,12 @@ def _direct_moments(model, X, lam):
                 quad(moments, t0, t1, args=(1,), **opts)[0])
 
     out_mean, out_var = [], []
-    for x in X:
+    for x_raw in X:
         first = second = 0.0
         for m in range(forest.n_trees):
+            # tree m's coordinates (c/forest.h): (x - c) Q_m, or x
+            x = x_raw if forest.rotation is None else \
+                (x_raw - forest.center) @ forest.rotation[m]
             j, t_prev, surv = forest.node_offset[m], 0.0, 1.0
             while True:
                 t_end = min(forest.tau[j], lam)
@@ -204,9 +207,10 @@ def _direct_moments(model, X, lam):
     return np.array(out_mean), np.sqrt(np.array(out_var))
 
 
-def test_return_std_is_law_of_total_variance_of_the_mixture():
+@pytest.mark.parametrize("rotation", [None, "uniform"])
+def test_return_std_is_law_of_total_variance_of_the_mixture(rotation):
     X, y = _data(30)
-    model = MondrianForestRegressor(n_trees=3, lifetime=5.0, random_state=0,
+    model = MondrianForestRegressor(n_trees=3, lifetime=5.0, random_state=0, rotation=rotation,
                                     noise_variance=0.05, prior_scale=0.5).fit(X, y)
     rng = np.random.default_rng(5)
     Xq = np.vstack([rng.random((10, 2)), rng.random((5, 2)) * 3 - 1, X[:3]])
