@@ -3,8 +3,9 @@
     python asv_bench/mondrian_forest_check.py [--data cpu ccpp concrete energy]
                                               [--trees 100] [--n-jobs 2] [--seed 0]
 
-For each dataset (the paper's CPU split; otherwise a random 80/20 split of
-``../shared/data/<name>``, seeded), X and y standardised with the training
+For each dataset (``smooth``: y = sin(6x₀) + x₁ + N(0, 0.1²) on the unit
+square, 2000 + 2000 points; the paper's CPU split; otherwise a random 80/20
+split of ``../shared/data/<name>``, seeded), X and y standardised with the training
 statistics: test RMSE (in units of the training targets' sd), fit and
 predict times, for
 
@@ -45,7 +46,13 @@ LOADERS = {"ccpp": load_ccpp, "concrete": load_concrete, "energy": load_energy}
 
 
 def split(name, seed, home):
-    if name == "cpu":
+    if name == "smooth":
+        # y = sin(6 x0) + x1 + N(0, 0.1²) on the unit square, 2000 + 2000
+        rng = np.random.default_rng(seed)
+        X = rng.random((4000, 2))
+        y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=4000)
+        Xtr, ytr, Xte, yte = X[:2000], y[:2000], X[2000:], y[2000:]
+    elif name == "cpu":
         from mondrian.datasets import load_cpu
         d = load_cpu()
         Xtr, ytr, Xte, yte = d.X_train, d.y_train, d.X_test, d.y_test
@@ -69,7 +76,7 @@ def timed(fn):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", nargs="*", default=["cpu", "ccpp", "concrete", "energy"])
+    ap.add_argument("--data", nargs="*", default=["smooth", "cpu", "ccpp", "concrete", "energy"])
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
