@@ -259,8 +259,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     the kernel Cov(μ(x), μ(x')) = E φ(T) = σ_H² / (1 + θ‖x - x'‖₁) (for
     λ → ∞); θ = κλ₀, κ = ``prior_scale`` and λ₀ = ``lifetime_scale_`` (the
     inverse median ℓ₁ distance of the training points), so the prior's
-    correlation halves at distance median/κ.  The posterior N(m_j, v_j) of every node's
-    mean is computed exactly by Gaussian belief propagation, upward then
+    correlation halves at distance median/κ.  The posterior N(m_j, v_j) of
+    every node's mean is computed exactly by Gaussian belief propagation,
+    upward then
     downward (canonical factors (P, h); a leaf's is (n_a/σ_y², S_a/σ_y²),
     a child's message to its parent is (P, h)/(1 + PΔ_j), Δ_j the variance
     increment; the formulas are in ``c/mforest.c``), with the posterior
@@ -282,8 +283,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     (E e^{-ks} of the truncated exponential, ``c/mforest.h``).  This refines
     the AISTATS paper's component, which hangs the new leaf from μ_p alone
     and so forgets how close to j the branching happened.  Above the root
-    μ_p is the prior mean ȳ with variance 0.  σ_H² is the variance of the training
-    targets (1 if they are constant); σ_y² = ``noise_variance`` times it.
+    μ_p is the prior mean ȳ with variance 0.  σ_H² is the variance of the
+    training targets (1 if they are constant); σ_y² = ``noise_variance``
+    times it.
 
     Without smoothing (``smoothing=False``), node j's component is the
     moments of its own targets: mean S_j/n_j, second moment S2_j/n_j (so a
@@ -309,8 +311,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     prior_scale : 'auto' or float, default='auto'
         κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
         1, 4, 16 on the held-out points (1 when nothing is held out).
-        Small κ: little smoothing (the limit κ → 0 keeps every node's own
-        targets); large κ: strong shrinkage towards the parents.
+        Large κ: short prior correlations (median/κ), but little prior
+        variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
+        towards ȳ; small κ: the variance is spent early in the trees'
+        time, and deep nodes are shrunk towards their ancestors.
 
     Attributes
     ----------
