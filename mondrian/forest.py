@@ -337,11 +337,16 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         points of every (lifetime, hyper) evaluated, or None.
     lifetime_scale_ : float
         λ₀, the inverse median ℓ₁ distance between training points.
-    y_mean_, y_var_ : float
-        Mean ȳ of the targets at ``fit`` and σ_H².
-    node_count_, node_sum_, node_sumsq_ : ndarray of shape (n_nodes,)
-        Number of training points of every node, sum and sum of squares of
-        their centred targets y - y_mean_.
+    y_mean_ : float
+        Mean ȳ of the targets at ``fit`` (the prior mean).
+    y_var_ : float
+        σ_H², their variance (1 if they are constant).
+    node_count_ : ndarray of shape (n_nodes,)
+        Number of training points of every node.
+    node_sum_ : ndarray of shape (n_nodes,)
+        Sum of their centred targets ``y - y_mean_``.
+    node_sumsq_ : ndarray of shape (n_nodes,)
+        Sum of the squares of their centred targets.
     n_features_in_ : int
         Number of input features.
 
