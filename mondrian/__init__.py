@@ -48,6 +48,7 @@ from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, l
 from .path import LifetimePosterior, MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .ridge import MondrianKernelRidge, ridge_solve
 from .sgd import MondrianSGDClassifier
+from .forest import MondrianForestClassifier, MondrianForestRegressor
 
 __version__ = "0.1.0"
 
@@ -55,6 +56,8 @@ __all__ = [
     "MondrianFeatures",
     "MondrianKernelRidge",
     "MondrianSGDClassifier",
+    "MondrianForestRegressor",
+    "MondrianForestClassifier",
     "laplace_kernel",
     "rotated_laplace_kernel",
     "RandomBinningFeatures",

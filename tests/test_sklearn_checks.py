@@ -1,7 +1,8 @@
 """scikit-learn's estimator checks: the API conventions, for free."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mondrian import MondrianFeatures, MondrianKernelRidge, MondrianSGDClassifier
+from mondrian import (MondrianFeatures, MondrianForestClassifier, MondrianForestRegressor,
+                      MondrianKernelRidge, MondrianSGDClassifier)
 
 
 @parametrize_with_checks([
@@ -10,6 +11,8 @@ from mondrian import MondrianFeatures, MondrianKernelRidge, MondrianSGDClassifie
     MondrianSGDClassifier(n_trees=20, random_state=0),
     MondrianFeatures(n_trees=10, random_state=0, rotation="uniform"),
     MondrianKernelRidge(n_trees=20, random_state=0, rotation="uniform"),
+    MondrianForestRegressor(n_trees=10, random_state=0),
+    MondrianForestClassifier(n_trees=10, random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

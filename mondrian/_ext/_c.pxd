@@ -96,3 +96,25 @@ cdef extern from "c/events.h" nogil:
 
 cdef extern from "c/threads.h" nogil:
     void mt_threads_release()
+
+cdef extern from "c/nodestats.h" nogil:
+    int mt_node_stats_regression(const mt_forest *f, const double *y, int n_threads,
+                                 double *count, double *sum, double *sumsq)
+    int mt_node_stats_classes(const mt_forest *f, const mt_index *labels, size_t n_classes,
+                              int n_threads, double *counts)
+
+cdef extern from "c/mforest.h" nogil:
+    int mt_forest_gauss_posterior(const mt_forest *f, double lam, const double *count,
+                                  const double *sum, double prior_mean, double prior_var,
+                                  double time_scale, double noise_var, int n_threads,
+                                  double *mean, double *var, double *cov)
+    int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lam,
+                                const double *mean, const double *var, const double *cov,
+                                double prior_mean, double prior_var, double time_scale,
+                                double noise_var, int n_threads, double *out)
+    int mt_forest_class_posterior(const mt_forest *f, double lam, const double *counts,
+                                  size_t n_classes, const double *base, double rate,
+                                  int n_threads, double *prob)
+    int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lam,
+                          size_t K, const double *leaf, const double *branch,
+                          const double *branch0, int n_threads, double *out)

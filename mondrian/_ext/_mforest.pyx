@@ -1,0 +1,199 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Cython seam of the Mondrian forest estimators (``mondrian/forest.py``).
+
+Node statistics of the targets (``c/nodestats.h``), the smoothed node
+posteriors (Gaussian belief propagation, interpolated Kneser-Ney class
+smoothing) and the conditional-Mondrian mixture at any point
+(``c/mforest.h``), on a :class:`~mondrian._ext._forest.Forest` (cimported;
+its C arrays are read directly).  The arrays returned are new numpy arrays
+owned by the caller (the estimator), one row per node in the forest's
+global numbering.  The GIL is released around every kernel; each call
+marks the forest as read, so it cannot be grown meanwhile.  The checks here
+guard memory safety; user input is validated in :mod:`mondrian.forest`.
+"""
+import numpy as np
+cimport numpy as cnp
+
+from ._c cimport (
+    mt_index, mt_threads_release, mt_node_stats_regression, mt_node_stats_classes,
+    mt_forest_gauss_posterior, mt_forest_class_posterior, mt_forest_mixture,
+    mt_forest_gauss_mixture,
+)
+from ._forest cimport Forest
+from ._status cimport check_status, check_threads
+
+cnp.import_array()
+
+__all__ = ["regression_stats", "class_stats", "gauss_posterior", "class_posterior",
+           "mixture", "gauss_mixture"]
+
+_NO_POINTS = "the forest keeps no training points (store_points=False)"
+
+
+def regression_stats(Forest forest, y, n_threads=1):
+    """(count, sum, sumsq) of the targets y over every node (n_nodes each)."""
+    cdef int nt = check_threads(n_threads)
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    cdef size_t nn = forest.f.n_nodes
+    if <size_t>yv.shape[0] != forest.f.n_points:
+        raise ValueError(f"y has {yv.shape[0]} entries, the forest {forest.f.n_points} points")
+    count = np.zeros(nn, dtype=np.float64)
+    total = np.zeros(nn, dtype=np.float64)
+    sumsq = np.zeros(nn, dtype=np.float64)
+    cdef double[::1] c = count, s = total, s2 = sumsq
+    cdef const double *yp = &yv[0] if yv.shape[0] > 0 else NULL
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_node_stats_regression(&forest.f, yp, nt, &c[0], &s[0], &s2[0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "regression_stats", arg=_NO_POINTS)
+    return count, total, sumsq
+
+
+def class_stats(Forest forest, labels, Py_ssize_t n_classes, n_threads=1):
+    """Class counts of every node (n_nodes x n_classes); labels in [0, n_classes)."""
+    cdef int nt = check_threads(n_threads)
+    if n_classes < 1:
+        raise ValueError(f"n_classes must be >= 1, got {n_classes}")
+    cdef const mt_index[::1] lv = np.ascontiguousarray(labels, dtype=np.int64)
+    if <size_t>lv.shape[0] != forest.f.n_points:
+        raise ValueError(f"labels has {lv.shape[0]} entries, the forest {forest.f.n_points} points")
+    counts = np.zeros((forest.f.n_nodes, n_classes), dtype=np.float64)
+    cdef double[:, ::1] cv = counts
+    cdef const mt_index *lp = &lv[0] if lv.shape[0] > 0 else NULL
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_node_stats_classes(&forest.f, lp, <size_t>n_classes, nt, &cv[0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "class_stats",
+                 arg=f"{_NO_POINTS}, or a label outside [0, {n_classes})")
+    return counts
+
+
+def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
+                    double prior_var, double time_scale, double noise_var, n_threads=1):
+    """Posterior (mean, var, cov) of the node means at ``lam``, cov[j] =
+    Cov(mu_parent(j), mu_j) (NaN below the pruned tree)."""
+    cdef int nt = check_threads(n_threads)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
+    cdef const double[::1] s = np.ascontiguousarray(total, dtype=np.float64)
+    if <size_t>c.shape[0] != nn or <size_t>s.shape[0] != nn or nn == 0:
+        raise ValueError("count and total must have one entry per node of a fitted forest")
+    mean = np.empty(nn, dtype=np.float64)
+    var = np.empty(nn, dtype=np.float64)
+    cov = np.empty(nn, dtype=np.float64)
+    cdef double[::1] mv = mean, vv = var, cv = cov
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_gauss_posterior(&forest.f, lam, &c[0], &s[0], prior_mean,
+                                               prior_var, time_scale, noise_var, nt,
+                                               &mv[0], &vv[0], &cv[0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "gauss_posterior",
+                 arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
+                     "and noise_var > 0")
+    return mean, var, cov
+
+
+def class_posterior(Forest forest, double lam, counts, base, double rate, n_threads=1):
+    """Smoothed class probabilities of the nodes at ``lam`` (n_nodes x K)."""
+    cdef int nt = check_threads(n_threads)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[:, ::1] c = np.ascontiguousarray(counts, dtype=np.float64)
+    cdef const double[::1] b = np.ascontiguousarray(base, dtype=np.float64)
+    cdef size_t K = <size_t>b.shape[0]
+    if <size_t>c.shape[0] != nn or <size_t>c.shape[1] != K or nn == 0 or K == 0:
+        raise ValueError("counts must be n_nodes x n_classes, base n_classes")
+    prob = np.empty((nn, K), dtype=np.float64)
+    cdef double[:, ::1] pv = prob
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_class_posterior(&forest.f, lam, &c[0, 0], K, &b[0], rate, nt,
+                                               &pv[0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "class_posterior",
+                 arg="need 0 <= lifetime <= the forest's and rate >= 0")
+    return prob
+
+
+def mixture(Forest forest, X, double lam, leaf, branch, branch0, n_threads=1):
+    """The conditional-Mondrian mixture of the components at the rows of X,
+    averaged over the trees (n x K)."""
+    cdef int nt = check_threads(n_threads)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float64)
+    cdef const double[:, ::1] lv = np.ascontiguousarray(leaf, dtype=np.float64)
+    cdef const double[:, ::1] bv = np.ascontiguousarray(branch, dtype=np.float64)
+    cdef const double[::1] b0 = np.ascontiguousarray(branch0, dtype=np.float64)
+    cdef size_t K = <size_t>b0.shape[0]
+    cdef size_t n = <size_t>xv.shape[0]
+    if (<size_t>xv.shape[1] != forest.f.n_features or <size_t>lv.shape[0] != nn
+            or <size_t>bv.shape[0] != nn or <size_t>lv.shape[1] != K
+            or <size_t>bv.shape[1] != K or nn == 0 or K == 0):
+        raise ValueError("X must be n x n_features, leaf and branch n_nodes x K, branch0 K")
+    out = np.zeros((n, K), dtype=np.float64)
+    if n == 0:
+        return out
+    cdef double[:, ::1] ov = out
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_mixture(&forest.f, &xv[0, 0], n, lam, K, &lv[0, 0], &bv[0, 0],
+                                       &b0[0], nt, &ov[0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "mixture", arg="need 0 <= lifetime <= the forest's")
+    return out
+
+
+def gauss_mixture(Forest forest, X, double lam, mean, var, cov, double prior_mean,
+                  double prior_var, double time_scale, double noise_var, n_threads=1):
+    """Mean and second moment (n x 2) of the smoothed forest's Gaussian
+    mixture at the rows of X, from gauss_posterior's (mean, var, cov)."""
+    cdef int nt = check_threads(n_threads)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float64)
+    cdef const double[::1] mv = np.ascontiguousarray(mean, dtype=np.float64)
+    cdef const double[::1] vv = np.ascontiguousarray(var, dtype=np.float64)
+    cdef const double[::1] cv = np.ascontiguousarray(cov, dtype=np.float64)
+    cdef size_t n = <size_t>xv.shape[0]
+    if (<size_t>xv.shape[1] != forest.f.n_features or <size_t>mv.shape[0] != nn
+            or <size_t>vv.shape[0] != nn or <size_t>cv.shape[0] != nn or nn == 0):
+        raise ValueError("X must be n x n_features, mean, var and cov one entry per node")
+    out = np.zeros((n, 2), dtype=np.float64)
+    if n == 0:
+        return out
+    cdef double[:, ::1] ov = out
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_gauss_mixture(&forest.f, &xv[0, 0], n, lam, &mv[0], &vv[0],
+                                             &cv[0], prior_mean, prior_var, time_scale,
+                                             noise_var, nt, &ov[0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "gauss_mixture",
+                 arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
+                     "and noise_var >= 0")
+    return out

@@ -1,0 +1,420 @@
+/*
+ * mforest.c -- Mondrian forest predictions (see mforest.h).
+ *
+ * Gaussian belief propagation on a tree pruned at lambda.  Write a message
+ * as a Gaussian factor in canonical form exp(-P mu^2 / 2 + h mu).
+ *
+ *   Upward.  An active leaf a with n_a targets summing to S_a: the
+ *   likelihood of its targets is (P, h) = (n_a / sigma_y^2, S_a / sigma_y^2).
+ *   An internal node's is the product of its children's messages.  Node j's
+ *   message to its parent integrates mu_j ~ N(mu_parent, Delta_j) (here
+ *   Delta_j = phi(t_j) - phi(t_parent(j)) is the prior variance increment,
+ *   phi(t) = sigma_H^2 (1 - exp(-t / theta))):
+ *   a factor N(mu_j; h/P, 1/P) becomes N(mu_parent; h/P, 1/P + Delta_j),
+ *   i.e. (P, h) / (1 + P Delta_j).
+ *
+ *   Downward.  The prior of mu_j given every target outside j's subtree is
+ *   N(a_j, b_j): at the root (mu0, phi(t_root)); for a child c of p with
+ *   sibling s, the belief N(a_p, b_p) times s's message, plus c's increment:
+ *   b_c = 1 / (1 / b_p + P_s) + Delta_c, a_c = (a_p / b_p + h_s) (b_c -
+ *   Delta_c).  The posterior of mu_j is that prior times j's own subtree
+ *   factor: var_j = 1 / (1 / b_j + P_j), mean_j = var_j (a_j / b_j + h_j).
+ *   A zero prior variance (lambda == t_parent: nothing to learn) keeps the
+ *   prior exactly.
+ *
+ * Interpolated Kneser-Ney class smoothing (NIPS 2014, Sec. 5 and App.): an
+ * active leaf's counts c_jk are its class counts; an internal node's are
+ * its children's tables, c_jk = sum_children min(c_child,k, 1).  With
+ * tab_jk = min(c_jk, 1), T_j = sum_k tab_jk, n_j = sum_k c_jk and
+ * d_j = exp(-rate Delta_j) (Delta_j = t_j - t_parent(j) here):
+ *
+ *   G_jk = (c_jk - d_j tab_jk + d_j T_j G_parent,k) / n_j    (n_j > 0)
+ *   G_j = G_parent                                            (n_j = 0)
+ *
+ * with G_parent(root) = base.
+ */
+#include "mforest.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#include "lookup.h"
+
+/* Node j belongs to the tree pruned at lambda. */
+static int in_pruned(const mt_forest *f, mt_index j, double lambda)
+{
+    mt_index p = f->parent[j];
+    return p == MT_NONE || f->tau[p] <= lambda;
+}
+
+static double node_time(const mt_forest *f, mt_index j, double lambda)
+{
+    return f->tau[j] < lambda ? f->tau[j] : lambda;
+}
+
+static double parent_time(const mt_forest *f, mt_index j, double lambda)
+{
+    mt_index p = f->parent[j];
+    return p == MT_NONE ? 0.0 : node_time(f, p, lambda);
+}
+
+/* phi(t_j) - phi(t_parent(j)) for phi(t) = prior_var (1 - exp(-t / time_scale)):
+ * prior_var exp(-t_parent / theta) (1 - exp(-(t_j - t_parent) / theta)). */
+static double increment(const mt_forest *f, mt_index j, double lambda, double prior_var,
+                        double time_scale)
+{
+    double t0 = parent_time(f, j, lambda), t1 = node_time(f, j, lambda);
+    return prior_var * exp(-t0 / time_scale) * -expm1(-(t1 - t0) / time_scale);
+}
+
+static int check_lambda(const mt_forest *f, double lambda)
+{
+    return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
+}
+
+int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
+                              const double *sum, double prior_mean, double prior_var,
+                              double time_scale, double noise_var, int n_threads,
+                              double *mean, double *var, double *cov)
+{
+    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
+        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var > 0.0) || !isfinite(noise_var) ||
+        !isfinite(prior_mean)) {
+        return MT_ERR_ARG;
+    }
+    const size_t nn = f->n_nodes;
+    /* own subtree factor (P, h), then reused for the prior (a, b) */
+    double *own_p = malloc(4 * nn * sizeof(double));
+    if (own_p == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    double *own_h = own_p + nn, *msg_p = own_h + nn, *msg_h = msg_p + nn;
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+        const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+        /* upward */
+        for (mt_index j = hi - 1; j >= lo; --j) {
+            if (!in_pruned(f, j, lambda)) {
+                mean[j] = NAN;
+                var[j] = NAN;
+                cov[j] = NAN;
+                continue;
+            }
+            double P, h;
+            if (f->tau[j] > lambda) {
+                P = count[j] / noise_var;
+                h = sum[j] / noise_var;
+            } else {
+                P = msg_p[f->left[j]] + msg_p[f->right[j]];
+                h = msg_h[f->left[j]] + msg_h[f->right[j]];
+            }
+            own_p[j] = P;
+            own_h[j] = h;
+            double delta = increment(f, j, lambda, prior_var, time_scale);
+            double s = 1.0 + P * delta;
+            msg_p[j] = P / s;
+            msg_h[j] = h / s;
+        }
+        /* downward: (a_j, b_j) overwrite (own_p, own_h) once j's posterior is set */
+        for (mt_index j = lo; j < hi; ++j) {
+            if (!in_pruned(f, j, lambda)) {
+                continue;
+            }
+            double a, b;
+            double delta = increment(f, j, lambda, prior_var, time_scale);
+            mt_index p = f->parent[j];
+            if (p == MT_NONE) {
+                a = prior_mean;
+                b = delta;
+            } else {
+                mt_index s = f->left[p] == j ? f->right[p] : f->left[p];
+                double ap = own_p[p], bp = own_h[p];
+                if (bp > 0.0) {
+                    double v = 1.0 / (1.0 / bp + msg_p[s]);
+                    a = v * (ap / bp + msg_h[s]);
+                    b = v + delta;
+                } else {
+                    a = ap;
+                    b = delta;
+                }
+            }
+            if (b > 0.0) {
+                double v = 1.0 / (1.0 / b + own_p[j]);
+                mean[j] = v * (a / b + own_h[j]);
+                var[j] = v;
+            } else {
+                mean[j] = a;
+                var[j] = 0.0;
+            }
+            /* Cov(mu_p, mu_j | data) = var_p / (1 + P_j Delta_j): given mu_p,
+             * mu_j depends on the data below j only (mforest.h). */
+            cov[j] = p == MT_NONE ? 0.0 : var[p] / (1.0 + own_p[j] * delta);
+            own_p[j] = a;
+            own_h[j] = b;
+        }
+    }
+    free(own_p);
+    return MT_OK;
+}
+
+int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *counts,
+                              size_t n_classes, const double *base, double rate,
+                              int n_threads, double *prob)
+{
+    const size_t K = n_classes;
+    if (check_lambda(f, lambda) != MT_OK || K == 0 || !(rate >= 0.0) || !isfinite(rate)) {
+        return MT_ERR_ARG;
+    }
+    size_t bytes;
+    if (mt_mul_size(f->n_nodes, K * sizeof(double), &bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    double *c = malloc(bytes > 0 ? bytes : 1);
+    if (c == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+        const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+        for (mt_index j = hi - 1; j >= lo; --j) {
+            double *cj = c + (size_t)j * K;
+            if (!in_pruned(f, j, lambda)) {
+                for (size_t k = 0; k < K; ++k) {
+                    prob[(size_t)j * K + k] = NAN;
+                }
+                continue;
+            }
+            if (f->tau[j] > lambda) {
+                for (size_t k = 0; k < K; ++k) {
+                    cj[k] = counts[(size_t)j * K + k];
+                }
+            } else {
+                const double *a = c + (size_t)f->left[j] * K;
+                const double *b = c + (size_t)f->right[j] * K;
+                for (size_t k = 0; k < K; ++k) {
+                    cj[k] = (a[k] > 0.0 ? 1.0 : 0.0) + (b[k] > 0.0 ? 1.0 : 0.0);
+                }
+            }
+        }
+        for (mt_index j = lo; j < hi; ++j) {
+            if (!in_pruned(f, j, lambda)) {
+                continue;
+            }
+            mt_index p = f->parent[j];
+            const double *g = p == MT_NONE ? base : prob + (size_t)p * K;
+            const double *cj = c + (size_t)j * K;
+            double *pj = prob + (size_t)j * K;
+            double n = 0.0, tables = 0.0;
+            for (size_t k = 0; k < K; ++k) {
+                n += cj[k];
+                tables += cj[k] > 0.0 ? 1.0 : 0.0;
+            }
+            if (n > 0.0) {
+                double d = exp(-rate * (node_time(f, j, lambda) - parent_time(f, j, lambda)));
+                for (size_t k = 0; k < K; ++k) {
+                    double tab = cj[k] > 0.0 ? 1.0 : 0.0;
+                    pj[k] = (cj[k] - d * tab + d * tables * g[k]) / n;
+                }
+            } else {
+                for (size_t k = 0; k < K; ++k) {
+                    pj[k] = g[k];
+                }
+            }
+        }
+    }
+    free(c);
+    return MT_OK;
+}
+
+/*
+ * The separation component of edge p -> j (see mforest.h): x branches off
+ * at s in (t0, t1] with density proportional to eta exp(-eta (s - t0)).
+ * With g = exp(-(s - t0) / theta), q = 1 - exp(-(t1 - t0) / theta) and
+ * r = (1 - g) / q the bridge's interpolation weight, E g and E g^2 are
+ *
+ *   E exp(-k (s - t0)) = eta / (eta + k) (1 - exp(-(eta + k) D)) / (1 - exp(-eta D))
+ *
+ * for k = 1/theta, 2/theta, D = t1 - t0, and every moment below is a
+ * polynomial of degree 2 in g.  Writes the component's mean and second
+ * moment (centred as the node means are).
+ */
+static void bridge_component(double t0, double t1, double eta, double lambda, double theta,
+                             double h2, double s2, double mp, double vp, double mj, double vj,
+                             double c, double *m1, double *m2)
+{
+    const double D = t1 - t0, k = 1.0 / theta;
+    const double den = -expm1(-eta * D);
+    const double eg = eta / (eta + k) * -expm1(-(eta + k) * D) / den;
+    const double eg2 = eta / (eta + 2.0 * k) * -expm1(-(eta + 2.0 * k) * D) / den;
+    const double q = -expm1(-D * k), beta = 1.0 - q;
+    const double a = exp(-t0 * k), L = exp(-lambda * k);
+    const double er = (1.0 - eg) / q;
+    const double er2 = (1.0 - 2.0 * eg + eg2) / (q * q);
+    const double d = mj - mp;
+    /* bridge variance h2 a (1 - g)(g - beta) / q, the new leaf's own
+     * increment h2 (a g - L) */
+    const double bridge = h2 * a * ((1.0 + beta) * eg - beta - eg2) / q;
+    const double rest = h2 * (a * eg - L);
+    const double mean = mp + er * d;
+    const double second = (1.0 - 2.0 * er + er2) * vp + er2 * vj + 2.0 * (er - er2) * c +
+                          bridge + rest + s2 + mp * mp + 2.0 * mp * d * er + d * d * er2;
+    *m1 = mean;
+    *m2 = second;
+}
+
+int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
+                            const double *mean, const double *var, const double *cov,
+                            double prior_mean, double prior_var, double time_scale,
+                            double noise_var, int n_threads, double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
+        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var >= 0.0) ||
+        !isfinite(noise_var) || !isfinite(prior_mean)) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    const double h2 = prior_var, s2 = noise_var;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            double o1 = 0.0, o2 = 0.0;
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                mt_index j = f->node_offset[m];
+                double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
+                for (;;) {
+                    double t_end = node_time(f, j, lambda);
+                    size_t off = (size_t)j * d;
+                    double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
+                    double dt = t_end - t_prev;
+                    if (e > 0.0 && dt > 0.0) {
+                        double w = -expm1(-dt * e), c1, c2;
+                        mt_index p = f->parent[j];
+                        if (p == MT_NONE) {
+                            bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                             prior_mean, 0.0, mean[j], var[j], 0.0, &c1, &c2);
+                        } else {
+                            bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                             mean[p], var[p], mean[j], var[j], cov[j], &c1,
+                                             &c2);
+                        }
+                        acc1 += surv * w * c1;
+                        acc2 += surv * w * c2;
+                        surv *= 1.0 - w;
+                    }
+                    if (f->tau[j] > lambda) {
+                        acc1 += surv * mean[j];
+                        acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
+                        break;
+                    }
+                    t_prev = f->tau[j];
+                    j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+                }
+                o1 += acc1;
+                o2 += acc2;
+            }
+            out[2 * (size_t)i] = o1 / (double)M;
+            out[2 * (size_t)i + 1] = o2 / (double)M;
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
+                      size_t K, const double *leaf, const double *branch,
+                      const double *branch0, int n_threads, double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || K == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double) + K * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            double *acc = scratch + d;
+            double *o = out + (size_t)i * K;
+            for (size_t k = 0; k < K; ++k) {
+                o[k] = 0.0;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                mt_index j = f->node_offset[m];
+                double t_prev = 0.0, surv = 1.0;
+                for (size_t k = 0; k < K; ++k) {
+                    acc[k] = 0.0;
+                }
+                for (;;) {
+                    double t_end = node_time(f, j, lambda);
+                    size_t off = (size_t)j * d;
+                    double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
+                    double dt = t_end - t_prev;
+                    if (e > 0.0 && dt > 0.0) {
+                        double w = -expm1(-dt * e);
+                        mt_index p = f->parent[j];
+                        const double *comp = p == MT_NONE ? branch0 : branch + (size_t)p * K;
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += surv * w * comp[k];
+                        }
+                        surv *= 1.0 - w;
+                    }
+                    if (f->tau[j] > lambda) {
+                        const double *comp = leaf + (size_t)j * K;
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += surv * comp[k];
+                        }
+                        break;
+                    }
+                    t_prev = f->tau[j];
+                    j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+                }
+                for (size_t k = 0; k < K; ++k) {
+                    o[k] += acc[k];
+                }
+            }
+            for (size_t k = 0; k < K; ++k) {
+                o[k] /= (double)M;
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}

@@ -1,0 +1,102 @@
+/*
+ * mforest.h -- predictions of a Mondrian forest at a lifetime lambda <= the
+ * forest's lifetime (DESIGN.md section 9; Lakshminarayanan, Roy & Teh,
+ * NIPS 2014 and AISTATS 2016), from the node statistics of nodestats.h.
+ *
+ * The tree at lambda.  Tree m pruned at lambda keeps the nodes whose parent
+ * split at or before lambda (the root always); its leaves are the active
+ * nodes (lookup.h).  Node j of the pruned tree lives over the times
+ * (t_parent(j), t_j], t_j = min(tau_j, lambda), t_parent(root) = 0.
+ *
+ * Gaussian smoothing (regression).  The node means follow a Brownian motion
+ * down the tree: mu_root ~ N(mu0, phi(t_root)), mu_j | mu_parent ~
+ * N(mu_parent, phi(t_j) - phi(t_parent(j))), with phi(t) = sigma_H^2 (1 -
+ * exp(-t / theta)), theta = time_scale > 0; the targets of
+ * an active leaf a are y ~ N(mu_a, sigma_y^2).  mt_forest_gauss_posterior
+ * computes the posterior N(mean_j, var_j) of every node of the pruned tree
+ * by Gaussian belief propagation (the formulas are in mforest.c).
+ *
+ * Hierarchical class smoothing (classification), the interpolated
+ * Kneser-Ney approximation of the hierarchical normalised stable process of
+ * NIPS 2014: mt_forest_class_posterior.
+ *
+ * The mixture (any point x).  mt_forest_mixture (and, for the Gaussian
+ * smoothing, mt_forest_gauss_mixture below) walks x's path in each tree
+ * down to its active node a; at node j, x separates from the node's points
+ * in (t_parent(j), t_j] with probability p_j = 1 - exp(-Delta_j eta_j(x)),
+ * Delta_j = t_j - t_parent(j), eta_j(x) the l1 gap of x to j's data box.
+ * The tree's predictive distribution is the mixture
+ *
+ *     sum_{j on the path} w_j B_parent(j) + w_leaf L_a,
+ *     w_j = p_j prod_{i above j} (1 - p_i),  w_leaf = prod_j (1 - p_j),
+ *
+ * with L_a the component of a point in leaf a and B_p the component of a
+ * point in a new leaf branching off below p (B_root's parent: `branch0`).
+ * Components are K-vectors (regression: mean and second moment; classes:
+ * probabilities); the forest returns their mixture averaged over the trees.
+ */
+#ifndef MT_MFOREST_H
+#define MT_MFOREST_H
+
+#include "forest.h"
+
+/*
+ * Gaussian posterior of the node means at lambda (0 <= lambda <= the
+ * forest's lifetime): mean[j], var[j] and cov[j] = Cov(mu_parent(j), mu_j)
+ * (0 at a root) for the nodes of the pruned tree,
+ * NaN for the nodes below it.  count and sum are nodestats.h's;
+ * prior_var = sigma_H^2 >= 0, time_scale = theta > 0, noise_var = sigma_y^2 > 0,
+ * else MT_ERR_ARG.
+ * Needs 4 n_nodes doubles of scratch (MT_ERR_NOMEM).
+ */
+int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
+                              const double *sum, double prior_mean, double prior_var,
+                              double time_scale, double noise_var, int n_threads,
+                              double *mean, double *var, double *cov);
+
+/*
+ * The Gaussian mixture of the smoothed forest at n points X (raw
+ * coordinates): out (n x 2) receives the mean and second moment of the
+ * predictive distribution of y averaged over the trees, from the posterior
+ * (mean, var, cov) of mt_forest_gauss_posterior at the same lambda.
+ *
+ * Separation with the shared path (a refinement of the AISTATS paper's
+ * component, which hangs x's branch from the parent's mean): if x
+ * separates from node j at time s in (t_parent(j), t_j], the new node
+ * splitting at s lies on the edge parent(j) -> j, and x's leaf shares j's
+ * Brownian path up to s.  The value there is the Brownian bridge between
+ * mu_p (at t_p) and mu_j (at t_j), mean mu_p + r (mu_j - mu_p) with
+ * r = (phi(s) - phi(t_p)) / (phi(t_j) - phi(t_p)) and variance
+ * (phi(s) - phi(t_p)) (phi(t_j) - phi(s)) / (phi(t_j) - phi(t_p)); x's
+ * leaf adds phi(lambda) - phi(s), its target sigma_y^2.  Given the data,
+ * (mu_p, mu_j) have the posterior means, variances and covariance cov[j];
+ * s is exponential of rate eta_j(x) truncated to the interval; the
+ * component's moments are integrated over s in closed form (mforest.c).
+ * Above the root, mu_p is the prior's mean with variance 0.
+ */
+int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
+                            const double *mean, const double *var, const double *cov,
+                            double prior_mean, double prior_var, double time_scale,
+                            double noise_var, int n_threads, double *out);
+
+/*
+ * Smoothed class probabilities of the nodes of the pruned tree at lambda
+ * (prob: n_nodes x n_classes; NaN below the pruned tree), from the class
+ * counts of nodestats.h, with base distribution `base` (n_classes, the
+ * root's parent) and discount d_j = exp(-rate * Delta_j) (rate >= 0).
+ * Needs n_nodes x n_classes doubles of scratch.
+ */
+int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *counts,
+                              size_t n_classes, const double *base, double rate,
+                              int n_threads, double *prob);
+
+/*
+ * The mixture at n points X (n x D, row-major, raw coordinates) averaged
+ * over the trees: out (n x K).  leaf and branch are n_nodes x K (read only
+ * on the pruned tree), branch0 is K.  0 <= lambda <= lifetime.
+ */
+int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
+                      size_t K, const double *leaf, const double *branch,
+                      const double *branch0, int n_threads, double *out);
+
+#endif /* MT_MFOREST_H */

@@ -1,0 +1,801 @@
+"""Mondrian forests on the Mondrian kernel's trees (paper Sec. 6 and 8.3).
+
+The Mondrian kernel fits the weights of all trees' cells jointly; the
+Mondrian forest (Lakshminarayanan, Roy & Teh, NIPS 2014 and AISTATS 2016)
+fits each tree on its own and averages the trees' predictive distributions.
+Both estimators here grow their trees with :class:`MondrianFeatures`
+(``features_``, the same C forest as the kernel's) and keep per-node
+statistics of the targets (``c/nodestats.h``): counts, sums and sums of
+squares (regression) or class counts (classification), one entry per node in
+the forest's global numbering.
+
+Prediction at any lifetime λ ≤ Λ, for any point (``c/mforest.h``).  Tree m
+pruned at λ keeps the nodes whose parent split at or before λ; node j lives
+over (t_parent(j), t_j], t_j = min(τ_j, λ).  Walking x's path from the root,
+x separates from node j's points (a cut between x and j's data box, before
+j's own split and λ) with probability
+
+    p_j(x) = 1 - exp(-Δ_j η_j(x)),   Δ_j = t_j - t_parent(j),
+
+η_j(x) the ℓ₁ distance of x to j's data box (the conditional Mondrian of
+paper Sec. 2.4; zero inside the box).  If it separates above j, x sits in a
+new leaf branching off below j's parent p, with no training point: its
+predictive distribution is B_p below; if it never separates, x is in its
+active node a, with predictive distribution L_a.  So the tree predicts the
+mixture
+
+    Σ_j w_j B_parent(j) + w_a L_a,   w_j = p_j Π_{i above j}(1 - p_i),
+    w_a = Π_j (1 - p_j),
+
+and the forest the average of the trees' mixtures.  For points inside every
+box on their path (training points, and most points of the data's
+distribution) only L_a is left.
+
+The same trees serve every λ ≤ Λ, so ``lifetime='auto'`` selects λ on a
+held-out fraction of the training points: the trees are grown on the rest,
+the held-out points are predicted along a grid of lifetimes, the best is
+kept, then the held-out points are inserted into the trees by the
+conditional Mondrian (:meth:`MondrianFeatures.partial_fit`, which leaves the
+trees distributed as if grown in batch on all points) and the statistics
+are recomputed on every point.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._ext import _mforest
+from ._validation import (check_array_input, check_bool, check_fraction, check_int,
+                          check_lifetime, check_positive_float, check_random_generator,
+                          check_rotation, check_target_scale, resolve_n_jobs)
+from .features import MondrianFeatures
+
+__all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
+
+#: Terminal lifetime of ``lifetime='auto'``, in units of the data's scale
+#: λ₀ = 1/median ℓ₁ distance (:func:`~mondrian.path.search.lifetime_scale`).
+AUTO_LIFETIME_FACTOR = 2.0**7
+#: Lifetimes evaluated by ``lifetime='auto'``: Λ·2^-k, k = 0..AUTO_GRID_STEPS.
+AUTO_GRID_STEPS = 12
+#: Held-out points that score each candidate, at most.
+MAX_SCORED = 1000
+#: Below this many training points nothing is held out: λ = Λ and the
+#: smoothing defaults of the estimator are used.
+MIN_POINTS_FOR_SELECTION = 20
+
+
+def _check_auto_or_positive(value, name: str, *, allow_zero: bool = False):
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be 'auto' or a positive number, got {value!r}")
+        return "auto"
+    return check_positive_float(value, name, allow_zero=allow_zero)
+
+
+class _MondrianForestBase(BaseEstimator):
+    """Tree growth, lifetime selection and partial_fit shared by both forests."""
+
+    def _check_common(self) -> dict:
+        lifetime = self.lifetime
+        if isinstance(lifetime, str):
+            if lifetime != "auto":
+                raise ValueError(f"lifetime must be 'auto' or a number >= 0, got {lifetime!r}")
+        else:
+            lifetime = check_lifetime(lifetime)
+        return dict(n_trees=check_int(self.n_trees, "n_trees"), lifetime=lifetime,
+                    n_threads=resolve_n_jobs(self.n_jobs),
+                    rotation=check_rotation(self.rotation),
+                    smoothing=check_bool(self.smoothing, "smoothing"),
+                    validation_fraction=check_fraction(self.validation_fraction,
+                                                       "validation_fraction"),
+                    max_nodes=self._check_max_nodes())
+
+    def _check_max_nodes(self):
+        if self.max_nodes is None:
+            return None
+        return check_int(self.max_nodes, "max_nodes")
+
+    def _features(self, params: dict, lifetime: float, rng) -> MondrianFeatures:
+        return MondrianFeatures(n_trees=params["n_trees"], lifetime=lifetime, random_state=rng,
+                                n_jobs=self.n_jobs, max_nodes=params["max_nodes"],
+                                rotation=params["rotation"])
+
+    def _fit_forest(self, X: np.ndarray, targets: np.ndarray, params: dict) -> None:
+        """Grow the trees, select the hyperparameters ``self._grid()`` lists,
+        compute the node statistics on every point."""
+        rng = check_random_generator(self.random_state)
+        n = X.shape[0]
+        grid = self._hyper_grid()
+        auto_lifetime = isinstance(params["lifetime"], str)
+        select = (auto_lifetime or len(grid) > 1) and n >= MIN_POINTS_FOR_SELECTION
+        from .path.search import lifetime_scale
+        # Draws from rng's own stream: the trees' streams are spawned.
+        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
+        if auto_lifetime:
+            max_lifetime = AUTO_LIFETIME_FACTOR * self.lifetime_scale_
+        else:
+            max_lifetime = params["lifetime"]
+        if not select:
+            self.features_ = self._features(params, max_lifetime, rng).fit(X)
+            self._targets = targets.copy()
+            self._compute_stats()
+            self.lifetime_ = max_lifetime
+            self.hyper_ = self._default_hyper(grid)
+            self._resolved = self._resolve(self.lifetime_, self.hyper_)
+            self.validation_scores_ = None
+            self._components(self.lifetime_, self._resolved, store=True)
+            return
+        split = rng.spawn(1)[0].permutation(n)
+        n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))))
+        val, train = np.sort(split[:n_val]), np.sort(split[n_val:])
+        self.features_ = self._features(params, max_lifetime, rng).fit(X[train])
+        self._targets = targets[train].copy()
+        self._compute_stats()
+        # At most MAX_SCORED held-out points score the candidates (all of
+        # them join the trees afterwards).
+        scored = val[:MAX_SCORED] if val.size <= MAX_SCORED else \
+            np.sort(split[:n_val][:MAX_SCORED])
+        Xs, ts = X[scored], targets[scored]
+        scores = {}
+
+        def score(lam, hyper):
+            key = (float(lam), hyper)
+            if key not in scores:
+                scores[key] = self._score_held_out(Xs, ts, float(lam), hyper)
+            return scores[key]
+
+        default = self._default_hyper(grid)
+        lam = max_lifetime
+        if auto_lifetime and max_lifetime > 0:
+            # Λ·2^-k: every other k, then the two neighbours of the best.
+            coarse = [max_lifetime * 2.0**-k for k in range(0, AUTO_GRID_STEPS + 1, 2)]
+            lam = min(coarse, key=lambda v: score(v, default)[0])
+            fine = [lam * 2.0, lam / 2.0]
+            fine = [v for v in fine if max_lifetime * 2.0**-AUTO_GRID_STEPS <= v <= max_lifetime]
+            lam = min([lam] + fine, key=lambda v: score(v, default)[0])
+        hyper = self._select_hyper(grid, default, lambda h: score(lam, h))
+        self.lifetime_ = float(lam)
+        self.hyper_ = hyper
+        self._resolved = self._resolve(self.lifetime_, hyper)
+        self.validation_scores_ = scores
+        # The held-out points join the trees (conditional Mondrian insertion).
+        self.features_.partial_fit(X[val])
+        self._targets = np.concatenate([self._targets, targets[val]])
+        self._compute_stats()
+        self._components(self.lifetime_, self._resolved, store=True)
+
+    def _partial_fit_points(self, X: np.ndarray, targets: np.ndarray) -> None:
+        """Insert X into every tree, then recompute the node statistics."""
+        self.features_.max_nodes = self._check_max_nodes()
+        self.features_.partial_fit(X)
+        self._targets = np.concatenate([self._targets, targets])
+        self._compute_stats()
+        self._components(self.lifetime_, self._resolved, store=True)
+
+    @property
+    def forest_(self):
+        """The fitted C forest (``features_.forest_``)."""
+        check_is_fitted(self, "features_")
+        return self.features_.forest_
+
+    @property
+    def max_lifetime_(self) -> float:
+        """Terminal lifetime Λ of the trees."""
+        check_is_fitted(self, "features_")
+        return self.features_.lifetime_
+
+    def _prediction_lifetime(self, lifetime) -> float:
+        if lifetime is None:
+            return self.lifetime_
+        return check_lifetime(lifetime, upper=self.max_lifetime_)
+
+    def _mixture(self, X: np.ndarray, lam: float, resolved) -> np.ndarray:
+        leaf, branch, branch0 = self._components(lam, resolved)
+        return _mforest.mixture(self.forest_, X, lam, leaf, branch, branch0,
+                                resolve_n_jobs(self.n_jobs))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+_COMMON_PARAMS = """n_trees : int, default=100
+        Number M of independent Mondrian trees.
+    lifetime : 'auto' or float, default='auto'
+        Lifetime λ of the predictions.  A number: the trees are grown to it
+        and predict at it.  'auto': the trees are grown to Λ = 2⁷λ₀ (λ₀ =
+        1/median ℓ₁ distance between training points), and λ is selected
+        among Λ·2⁻ᵏ, k = 0..12 (even k, then the neighbours of the best),
+        before the smoothing, on a held-out ``validation_fraction`` of the
+        training points (at most 1000 of them score; see the module's
+        docstring); the held-out points are then inserted into the trees.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Source of randomness (every tree draws from its own stream, so
+        results do not depend on ``n_jobs``).
+    n_jobs : int or None, default=None
+        Threads (None or -1: all cores).
+    rotation : {None, 'uniform'}, default=None
+        As in :class:`MondrianFeatures`: 'uniform' gives every tree its own
+        random rotation of the inputs.
+    smoothing : bool, default=True
+        Hierarchical smoothing of the node predictions (see below).  False
+        gives the forest as the paper's Sec. 8.3 ran it: every node
+        predicts from its own training points only.
+    validation_fraction : float, default=0.2
+        Fraction of the training points held out to select the lifetime and
+        smoothing (when either is 'auto' and there are at least 20 points).
+    max_nodes : int or None, default=None
+        Cap on the nodes of each tree for ``partial_fit`` (as in
+        :class:`MondrianFeatures`)."""
+
+
+class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
+    r"""Mondrian forest regression with hierarchical Gaussian smoothing.
+
+    Each tree predicts a mixture of Gaussians along the conditional Mondrian
+    path of x (module docstring); the forest averages the trees.
+
+    Smoothing (Lakshminarayanan, Roy & Teh, AISTATS 2016, Sec. 3).  Within
+    the tree pruned at λ the node means follow a Brownian motion down the
+    tree in the trees' time:
+
+    .. math::
+
+        \mu_{root} \sim N(\bar y, \phi(t_{root})), \quad
+        \mu_j \mid \mu_{p(j)} \sim N(\mu_{p(j)}, \phi(t_j) - \phi(t_{p(j)})),
+        \quad \phi(t) = \sigma_H^2 (1 - e^{-t/\theta}),
+
+    the targets of an active node a being y ~ N(μ_a, σ_y²).  φ saturates, as
+    the sigmoid of the AISTATS paper does: variance is added early in the
+    tree's time, little after θ, so deep nodes (and the long-lived leaves
+    of data-exhausted trees) stay close to their parents.  Two points
+    separated by a Mondrian cut at time T ~ Exp(‖x - x'‖₁) share the
+    Brownian path up to T, so the prior is a random-partition version of
+    the kernel Cov(μ(x), μ(x')) = E φ(T) = σ_H² / (1 + θ‖x - x'‖₁) (for
+    λ → ∞); θ = κλ₀, κ = ``prior_scale`` and λ₀ = ``lifetime_scale_`` (the
+    inverse median ℓ₁ distance of the training points), so the prior's
+    correlation halves at distance median/κ.  The posterior N(m_j, v_j) of
+    every node's mean is computed exactly by Gaussian belief propagation,
+    upward then
+    downward (canonical factors (P, h); a leaf's is (n_a/σ_y², S_a/σ_y²),
+    a child's message to its parent is (P, h)/(1 + PΔ_j), Δ_j the variance
+    increment; the formulas are in ``c/mforest.c``), with the posterior
+    covariance of a node and its parent, Cov(μ_p, μ_j) = v_p/(1 + P_jΔ_j).
+    Components: a point in active node a, :math:`N(m_a, v_a + σ_y^2)`.  A
+    point separating from node j at time s ∈ (t_p, t_j] (density ∝
+    η_j e^{-η_j(s - t_p)}) sits in a new leaf whose branch leaves j's
+    Brownian path at s: its mean is the bridge between μ_p and μ_j at s,
+
+    .. math::
+
+        \mu_p + r(s)(\mu_j - \mu_p), \quad
+        r(s) = \frac{\phi(s) - \phi(t_p)}{\phi(t_j) - \phi(t_p)},
+        \quad \text{variance } \frac{(\phi(s) - \phi(t_p))(\phi(t_j) -
+        \phi(s))}{\phi(t_j) - \phi(t_p)},
+
+    plus its own increment φ(λ) - φ(s) and σ_y²; the moments are
+    integrated over (μ_p, μ_j) given the data and over s in closed form
+    (E e^{-ks} of the truncated exponential, ``c/mforest.h``).  This refines
+    the AISTATS paper's component, which hangs the new leaf from μ_p alone
+    and so forgets how close to j the branching happened.  Above the root
+    μ_p is the prior mean ȳ with variance 0.  σ_H² is the variance of the
+    training targets (1 if they are constant); σ_y² = ``noise_variance``
+    times it.
+
+    Without smoothing (``smoothing=False``), node j's component is the
+    moments of its own targets: mean S_j/n_j, second moment S2_j/n_j (so a
+    training point at λ = Λ is predicted by the average over trees of its
+    leaves' means, the "Mondrian forest" of the paper's Fig. 9), and the
+    component above the root is the moments of all targets.
+
+    Predictive variance (law of total variance over the trees' mixture
+    components c with weights w_{mc}):
+
+    .. math::
+
+        \mathrm{Var}[y] = \frac1M \sum_m \sum_c w_{mc} (s_c^2 + \mu_c^2)
+                         - \Big(\frac1M \sum_m \sum_c w_{mc} \mu_c\Big)^2.
+
+    Parameters
+    ----------
+    {common}
+    noise_variance : 'auto' or float, default='auto'
+        σ_y² as a fraction of the targets' variance.  'auto': selected
+        among 0.003, 0.01, 0.03, 0.1, 0.3 on the held-out points (0.03
+        when nothing is held out).
+    prior_scale : 'auto' or float, default='auto'
+        κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
+        1, 4, 16 on the held-out points (1 when nothing is held out).
+        Large κ: short prior correlations (median/κ), but little prior
+        variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
+        towards ȳ; small κ: the variance is spent early in the trees'
+        time, and deep nodes are shrunk towards their ancestors.
+
+    Attributes
+    ----------
+    features_ : MondrianFeatures
+        The trees (the same forest serves the Mondrian kernel).
+    forest_ : Forest
+        ``features_.forest_``.
+    lifetime_ : float
+        Lifetime λ of the predictions.
+    max_lifetime_ : float
+        Lifetime Λ the trees are grown to.
+    hyper_ : tuple of float
+        The noise fraction σ_y²/σ_H² and κ used.  Selection is a coordinate
+        search on the held-out points: the lifetime by squared error at the
+        default (0.03, 1), then κ by squared error, then the noise fraction
+        by negative log predictive density.
+    validation_scores_ : dict or None
+        (mean squared error, mean negative log predictive density of the
+        Gaussian with the mixture's mean and variance) on the held-out
+        points of every (lifetime, hyper) evaluated, or None.
+    lifetime_scale_ : float
+        λ₀, the inverse median ℓ₁ distance between training points.
+    y_mean_ : float
+        Mean ȳ of the targets at ``fit`` (the prior mean).
+    y_var_ : float
+        σ_H², their variance (1 if they are constant).
+    node_count_ : ndarray of shape (n_nodes,)
+        Number of training points of every node.
+    node_sum_ : ndarray of shape (n_nodes,)
+        Sum of their centred targets ``y - y_mean_``.
+    node_sumsq_ : ndarray of shape (n_nodes,)
+        Sum of the squares of their centred targets.
+    n_features_in_ : int
+        Number of input features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian import MondrianForestRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((300, 2))
+    >>> y = np.sin(6 * X[:, 0]) + 0.1 * rng.normal(size=300)
+    >>> model = MondrianForestRegressor(n_trees=20, random_state=0).fit(X, y)
+    >>> mean, std = model.predict(X[:3], return_std=True)
+    >>> bool(np.all(std > 0))
+    True
+    """
+
+    def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
+                 n_jobs: int | None = None, rotation: str | None = None,
+                 smoothing: bool = True, noise_variance="auto", prior_scale="auto",
+                 validation_fraction: float = 0.2, max_nodes: int | None = None):
+        self.n_trees = n_trees
+        self.lifetime = lifetime
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.rotation = rotation
+        self.smoothing = smoothing
+        self.noise_variance = noise_variance
+        self.prior_scale = prior_scale
+        self.validation_fraction = validation_fraction
+        self.max_nodes = max_nodes
+
+    _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
+    _SCALE_GRID = (0.25, 1.0, 4.0, 16.0)
+
+    def _hyper_grid(self) -> tuple:
+        if not self.smoothing:
+            return ((0.0, 0.0),)
+        noise = self._NOISE_GRID if isinstance(self.noise_variance, str) \
+            else (float(self.noise_variance),)
+        scale = self._SCALE_GRID if isinstance(self.prior_scale, str) \
+            else (float(self.prior_scale),)
+        return tuple((r, k) for r in noise for k in scale)
+
+    def _default_hyper(self, grid: tuple) -> tuple:
+        noise = 0.03 if isinstance(self.noise_variance, str) else float(self.noise_variance)
+        scale = 1.0 if isinstance(self.prior_scale, str) else float(self.prior_scale)
+        return (noise, scale) if self.smoothing else grid[0]
+
+    def _resolve(self, lam: float, hyper: tuple) -> tuple:
+        """(noise fraction, κ) -> (noise fraction, θ = κλ₀)."""
+        noise, kappa = hyper
+        return (noise, kappa * self.lifetime_scale_)
+
+    def _select_hyper(self, grid: tuple, default: tuple, score) -> tuple:
+        """κ by held-out squared error at the default noise, then the noise
+        by held-out NLPD at that κ."""
+        kappas = sorted({k for _, k in grid})
+        noises = sorted({r for r, _ in grid})
+        kappa = min(kappas, key=lambda k: score((default[0], k))[0])
+        noise = min(noises, key=lambda r: score((r, kappa))[1])
+        return (noise, kappa)
+
+    def fit(self, X, y) -> "MondrianForestRegressor":
+        """Grow the trees on X and fit the node statistics of y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points (dense, finite).
+        y : array-like of shape (n_samples,)
+            Targets (finite).
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_common()
+        _check_auto_or_positive(self.noise_variance, "noise_variance")
+        _check_auto_or_positive(self.prior_scale, "prior_scale")
+        X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
+        y = column_or_1d(y, warn=True).astype(np.float64)
+        check_target_scale(y)
+        self.y_mean_ = float(np.mean(y))
+        var = float(np.var(y))
+        self.y_var_ = var if var > 0.0 else 1.0
+        self._posterior_cache = None
+        self._fit_forest(X, y - self.y_mean_, params)
+        return self
+
+    def partial_fit(self, X, y) -> "MondrianForestRegressor":
+        """Insert the points X into the trees and update the node statistics.
+
+        Before any ``fit`` this is ``fit(X, y)``.  Otherwise every point is
+        inserted into every tree by the conditional Mondrian
+        (:meth:`MondrianFeatures.partial_fit`: the trees stay distributed as
+        if grown in batch on all points seen), and the node statistics are
+        recomputed exactly from the trees' point slices once per batch
+        (O(points + nodes) per tree, the order of the insertion's own
+        renumbering).  ``lifetime_``, ``hyper_``, ``y_mean_`` and
+        ``y_var_`` (the prior) are kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New points.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        self
+        """
+        if not hasattr(self, "features_"):
+            return self.fit(X, y)
+        X, y = check_array_input(self, X, reset=False, y=y, y_numeric=True)
+        y = column_or_1d(y, warn=True).astype(np.float64)
+        check_target_scale(y)
+        self._partial_fit_points(X, y - self.y_mean_)
+        return self
+
+    def _compute_stats(self) -> None:
+        count, total, sumsq = _mforest.regression_stats(
+            self.features_.forest_, self._targets, resolve_n_jobs(self.n_jobs))
+        self.node_count_, self.node_sum_, self.node_sumsq_ = count, total, sumsq
+        self._posterior_cache = None
+
+    def _components(self, lam: float, hyper, store: bool = False):
+        """Without smoothing: the leaf and branch components (mean, second
+        moment) of every node, centred at y_mean_, and the one above the
+        root.  With smoothing: the posterior (mean, var, cov) of the node
+        means (cached at ``lifetime_`` by fit)."""
+        count, total, sumsq = self.node_count_, self.node_sum_, self.node_sumsq_
+        if not self.smoothing:
+            comp = np.column_stack([total / count, sumsq / count])
+            root = np.array([np.mean(self._targets), np.mean(self._targets**2)])
+            return comp, comp, root
+        noise, theta = hyper
+        key = (lam, hyper)
+        if self._posterior_cache is not None and self._posterior_cache[0] == key:
+            return self._posterior_cache[1]
+        post = _mforest.gauss_posterior(self.forest_, lam, count, total, 0.0, self.y_var_,
+                                        theta, noise * self.y_var_,
+                                        resolve_n_jobs(self.n_jobs))
+        if store:
+            self._posterior_cache = (key, post)
+        return post
+
+    def _moments(self, X: np.ndarray, lam: float, hyper) -> tuple[np.ndarray, np.ndarray]:
+        if self.smoothing:
+            noise, theta = hyper
+            mean, var, cov = self._components(lam, hyper)
+            out = _mforest.gauss_mixture(self.forest_, X, lam, mean, var, cov, 0.0, self.y_var_,
+                                         theta, noise * self.y_var_,
+                                         resolve_n_jobs(self.n_jobs))
+        else:
+            out = self._mixture(X, lam, hyper)
+        mean = out[:, 0]
+        var = np.maximum(out[:, 1] - mean**2, 0.0)
+        return mean + self.y_mean_, var
+
+    def _score_held_out(self, X, y_centred, lam, hyper) -> float:
+        mean, var = self._moments(X, lam, self._resolve(lam, hyper))
+        var = np.maximum(var, 1e-300)
+        resid = y_centred + self.y_mean_ - mean
+        return (float(np.mean(resid**2)),
+                float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var)))
+
+    def predict(self, X, return_std: bool = False, lifetime: float | None = None):
+        """Predictive mean (and standard deviation) of the forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points, anywhere (also outside the training data's hull).
+        return_std : bool, default=False
+            Also return the predictive standard deviation of the mixture of
+            the trees' Gaussians (law of total variance).
+        lifetime : float or None, default=None
+            Lifetime λ ≤ ``max_lifetime_`` of the prediction; None:
+            ``lifetime_``.  Every λ is predicted from the same trees.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+        """
+        check_is_fitted(self, "features_")
+        check_bool(return_std, "return_std")
+        lam = self._prediction_lifetime(lifetime)
+        X = check_array_input(self, X, reset=False)
+        mean, var = self._moments(X, lam, self._resolved)
+        if return_std:
+            return mean, np.sqrt(var)
+        return mean
+
+
+MondrianForestRegressor.__doc__ = MondrianForestRegressor.__doc__.replace(
+    "{common}", _COMMON_PARAMS)
+
+
+class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
+    r"""Mondrian forest classification with hierarchical smoothing.
+
+    Each tree predicts the mixture of class distributions along the
+    conditional Mondrian path of x (module docstring); the forest averages
+    the trees.
+
+    Smoothing: the interpolated Kneser-Ney approximation of the hierarchical
+    normalised stable process of Lakshminarayanan, Roy & Teh (NIPS 2014,
+    Sec. 5), on the tree pruned at λ.  An active node's counts c_jk are its
+    class counts; an internal node's are its children's "tables",
+    c_jk = Σ_children min(c_child,k, 1).  With tab_jk = min(c_jk, 1),
+    T_j = Σ_k tab_jk, n_j = Σ_k c_jk and the discount d_j = exp(-γ Δ_j),
+    Δ_j = t_j - t_parent(j):
+
+    .. math::
+
+        G_{jk} = \frac{c_{jk} - d_j\, tab_{jk} + d_j T_j\, G_{p(j),k}}{n_j},
+
+    top-down from the uniform base distribution above the root.  A short
+    node (small Δ_j) discounts much and leans on its parent; a long one
+    keeps its own counts.  γ = ``discount``/λ₀, λ₀ = ``lifetime_scale_``
+    (the NIPS paper's γ = 10D on data scaled to [0, 1]^D, where λ₀ ≈ 3/D,
+    is ``discount`` ≈ 30).  Components: a point in
+    active node a predicts G_a; a point in a new leaf branching off below p
+    (no training point there) predicts G_p; above the root, the base.
+
+    Without smoothing (``smoothing=False``) node j predicts its class
+    frequencies c_jk/n_j, and the component above the root is the
+    frequencies of all training labels.
+
+    Parameters
+    ----------
+    {common}
+    discount : 'auto' or float, default='auto'
+        γλ₀ of the discount (larger: less smoothing).  'auto': selected
+        among 1, 3, 10, 30 on the held-out points by log-loss (10 when
+        nothing is held out).
+
+    Attributes
+    ----------
+    features_ : MondrianFeatures
+        The trees.
+    forest_ : Forest
+        ``features_.forest_``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    lifetime_ : float
+        Lifetime λ of the predictions.
+    max_lifetime_ : float
+        Lifetime Λ the trees are grown to.
+    hyper_ : float
+        The discount γλ₀ used.
+    validation_scores_ : dict or None
+        Held-out log-loss (twice) of every (lifetime, discount) evaluated,
+        or None.
+    lifetime_scale_ : float
+        λ₀, the inverse median ℓ₁ distance between training points.
+    node_counts_ : ndarray of shape (n_nodes, n_classes)
+        Class counts of every node.
+    n_features_in_ : int
+        Number of input features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrian import MondrianForestClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((300, 2))
+    >>> y = np.where(X[:, 0] > 0.5, "a", "b")
+    >>> model = MondrianForestClassifier(n_trees=20, random_state=0).fit(X, y)
+    >>> model.predict_proba(X[:2]).sum(axis=1)
+    array([1., 1.])
+    """
+
+    def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
+                 n_jobs: int | None = None, rotation: str | None = None,
+                 smoothing: bool = True, discount="auto",
+                 validation_fraction: float = 0.2, max_nodes: int | None = None):
+        self.n_trees = n_trees
+        self.lifetime = lifetime
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.rotation = rotation
+        self.smoothing = smoothing
+        self.discount = discount
+        self.validation_fraction = validation_fraction
+        self.max_nodes = max_nodes
+
+    _DISCOUNT_GRID = (1.0, 3.0, 10.0, 30.0)
+
+    def _hyper_grid(self) -> tuple:
+        if not self.smoothing:
+            return (0.0,)
+        if isinstance(self.discount, str):
+            return self._DISCOUNT_GRID
+        return (float(self.discount),)
+
+    def _default_hyper(self, grid: tuple) -> float:
+        return 10.0 if len(grid) > 1 else grid[0]
+
+    def _resolve(self, lam: float, discount: float) -> float:
+        """γλ₀ -> γ."""
+        return discount / self.lifetime_scale_
+
+    def fit(self, X, y) -> "MondrianForestClassifier":
+        """Grow the trees on X and fit the node class counts of y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points (dense, finite).
+        y : array-like of shape (n_samples,)
+            Class labels (strings, integers, ...).
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_common()
+        _check_auto_or_positive(self.discount, "discount", allow_zero=True)
+        X, y = check_array_input(self, X, reset=True, y=y)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        self._posterior_cache = None
+        self._fit_forest(X, codes.astype(np.int64), params)
+        return self
+
+    def partial_fit(self, X, y, classes=None) -> "MondrianForestClassifier":
+        """Insert the points X into the trees and update the node counts.
+
+        Before any ``fit`` this is ``fit(X, y)`` (with ``classes``, if given,
+        as the full set of labels).  Otherwise every point is inserted into
+        every tree by the conditional Mondrian and the class counts are
+        recomputed exactly from the trees' point slices once per batch.
+        Labels must be among ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New points.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        classes : array-like or None, default=None
+            Every label of the stream (first call only; later calls must
+            pass None or the same set).
+
+        Returns
+        -------
+        self
+        """
+        if not hasattr(self, "features_"):
+            self.fit(X, y)
+            if classes is not None:
+                all_classes = np.unique(np.asarray(classes))
+                if not np.all(np.isin(self.classes_, all_classes)):
+                    raise ValueError(f"y has labels outside classes={classes!r}")
+                codes = np.searchsorted(all_classes, self.classes_[self._targets])
+                self.classes_ = all_classes
+                self._targets = codes.astype(np.int64)
+                self._compute_stats()
+            return self
+        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)),
+                                                      self.classes_):
+            raise ValueError(f"classes={classes!r} differs from the fitted classes_ "
+                             f"{self.classes_!r}")
+        X, y = check_array_input(self, X, reset=False, y=y)
+        y = column_or_1d(y, warn=True)
+        unknown = ~np.isin(y, self.classes_)
+        if np.any(unknown):
+            raise ValueError(f"y has labels not seen in fit: {np.unique(y[unknown])!r}; "
+                             f"pass every label as classes= on the first partial_fit")
+        codes = np.searchsorted(self.classes_, y).astype(np.int64)
+        self._partial_fit_points(X, codes)
+        return self
+
+    def _compute_stats(self) -> None:
+        self.node_counts_ = _mforest.class_stats(self.features_.forest_, self._targets,
+                                                 self.classes_.size,
+                                                 resolve_n_jobs(self.n_jobs))
+        self._posterior_cache = None
+
+    def _components(self, lam: float, rate: float, store: bool = False):
+        K = self.classes_.size
+        counts = self.node_counts_
+        if not self.smoothing:
+            comp = counts / counts.sum(axis=1, keepdims=True)
+            root = np.bincount(self._targets, minlength=K) / self._targets.size
+            return comp, comp, root
+        base = np.full(K, 1.0 / K)
+        key = (lam, rate)
+        if self._posterior_cache is not None and self._posterior_cache[0] == key:
+            prob = self._posterior_cache[1]
+        else:
+            prob = _mforest.class_posterior(self.forest_, lam, counts, base, rate,
+                                            resolve_n_jobs(self.n_jobs))
+            if store:
+                self._posterior_cache = (key, prob)
+        return prob, prob, base
+
+    def _score_held_out(self, X, codes, lam, hyper) -> float:
+        proba = self._mixture(X, lam, self._resolve(lam, hyper))
+        p = proba[np.arange(codes.size), codes]
+        loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
+        return (loss, loss)
+
+    def _select_hyper(self, grid: tuple, default: float, score) -> float:
+        """The discount by held-out log-loss."""
+        return min(grid, key=lambda h: score(h)[0])
+
+    def predict_proba(self, X, lifetime: float | None = None) -> np.ndarray:
+        """Class probabilities of the forest (rows sum to 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points, anywhere.
+        lifetime : float or None, default=None
+            Lifetime λ ≤ ``max_lifetime_``; None: ``lifetime_``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "features_")
+        lam = self._prediction_lifetime(lifetime)
+        X = check_array_input(self, X, reset=False)
+        proba = self._mixture(X, lam, self._resolved)
+        return proba / proba.sum(axis=1, keepdims=True)
+
+    def predict(self, X, lifetime: float | None = None) -> np.ndarray:
+        """Most probable class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points.
+        lifetime : float or None, default=None
+            Lifetime λ ≤ ``max_lifetime_``; None: ``lifetime_``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X, lifetime)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+MondrianForestClassifier.__doc__ = MondrianForestClassifier.__doc__.replace(
+    "{common}", _COMMON_PARAMS)

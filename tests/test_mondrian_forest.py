@@ -1,0 +1,389 @@
+"""Mondrian forests on the kernel's trees (mondrian/forest.py, c/nodestats.h,
+c/mforest.h): node statistics, the Gaussian posterior, the conditional
+Mondrian mixture and the estimators' conventions."""
+import numpy as np
+import pytest
+
+from mondrian import MondrianFeatures, MondrianForestClassifier, MondrianForestRegressor
+from mondrian._ext import _mforest
+
+
+def _data(n=200, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+def _node_points(forest, j):
+    return np.asarray(forest.perm[forest.tree_of[j]][forest.start[j]:forest.end[j]])
+
+
+def _check_stats(forest, y, labels, n_classes):
+    count, total, sumsq = _mforest.regression_stats(forest, y, 2)
+    counts = _mforest.class_stats(forest, labels, n_classes, 2)
+    for j in range(forest.n_nodes):
+        idx = _node_points(forest, j)
+        assert count[j] == idx.size
+        # sums in another order than numpy's: equal to rounding
+        np.testing.assert_allclose(total[j], y[idx].sum(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(sumsq[j], (y[idx] ** 2).sum(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(counts[j], np.bincount(labels[idx], minlength=n_classes))
+
+
+@pytest.mark.parametrize("rotation", [None, "uniform"])
+def test_node_stats_equal_numpy_after_fit_and_insertion(rotation):
+    X, y = _data(150, 3)
+    labels = (y > np.median(y)).astype(np.int64) + (X[:, 2] > 0.5)
+    mf = MondrianFeatures(n_trees=4, lifetime=6.0, random_state=0, rotation=rotation).fit(X)
+    _check_stats(mf.forest_, y, labels, 3)
+    X2, y2 = _data(60, 3, seed=1)
+    mf.partial_fit(X2)
+    labels2 = np.arange(60) % 3
+    _check_stats(mf.forest_, np.concatenate([y, y2]), np.concatenate([labels, labels2]), 3)
+
+
+def test_node_stats_bad_labels():
+    X, y = _data(30)
+    forest = MondrianFeatures(n_trees=2, lifetime=3.0, random_state=0).fit(X).forest_
+    with pytest.raises(ValueError, match="label outside"):
+        _mforest.class_stats(forest, np.full(30, 2), 2)
+    with pytest.raises(ValueError, match="entries"):
+        _mforest.regression_stats(forest, y[:-1])
+
+
+def test_estimator_stats_after_partial_fit():
+    X, y = _data(120)
+    model = MondrianForestRegressor(n_trees=5, lifetime=5.0, random_state=0,
+                                    noise_variance=0.1, prior_scale=1.0).fit(X, y)
+    X2, y2 = _data(40, seed=3)
+    model.partial_fit(X2, y2)
+    forest = model.forest_
+    yc = np.concatenate([y, y2]) - model.y_mean_
+    for j in range(forest.n_nodes):
+        idx = _node_points(forest, j)
+        assert model.node_count_[j] == idx.size
+        np.testing.assert_allclose(model.node_sum_[j], yc[idx].sum(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(model.node_sumsq_[j], (yc[idx] ** 2).sum(), rtol=1e-12,
+                                   atol=1e-12)
+
+
+def test_unsmoothed_prediction_at_training_points_is_mean_of_leaf_means():
+    X, y = _data(100)
+    model = MondrianForestRegressor(n_trees=6, lifetime=8.0, smoothing=False,
+                                    random_state=0).fit(X, y)
+    forest = model.forest_
+    expected = np.zeros(len(y))
+    for j in np.flatnonzero(np.isinf(forest.tau)):
+        idx = _node_points(forest, j)
+        expected[idx] += y[idx].mean()
+    expected /= forest.n_trees
+    # Training points lie in every box on their path: only the leaf
+    # component, exact up to the rounding of sums.
+    np.testing.assert_allclose(model.predict(X), expected, rtol=1e-12, atol=1e-12)
+
+
+def _dense_posterior(forest, m, lam, y, h2, theta, s2, mu0):
+    """Posterior of the node means of tree m pruned at lam by dense Gaussian
+    conditioning: mu_j is a Brownian motion at time t_j along the tree, so
+    Cov(mu_i, mu_j) = phi(t of the deepest common ancestor)."""
+    lo, hi = forest.node_offset[m], forest.node_offset[m + 1]
+    tau, parent = forest.tau, forest.parent
+    nodes = [j for j in range(lo, hi) if parent[j] < 0 or tau[parent[j]] <= lam]
+    t = {j: min(tau[j], lam) for j in nodes}
+
+    def ancestors(j):
+        out = [j]
+        while parent[out[-1]] >= 0:
+            out.append(parent[out[-1]])
+        return out
+
+    phi = lambda s: h2 * -np.expm1(-s / theta)
+    anc = {j: set(ancestors(j)) for j in nodes}
+    K = np.array([[phi(max(t[a] for a in anc[i] & anc[j]) if i != j else t[i])
+                   for j in nodes] for i in nodes])
+    active = [j for j in nodes if tau[j] > lam]
+    rows, cols = [], []
+    for j in active:
+        for p in _node_points(forest, j):
+            rows.append(p)
+            cols.append(nodes.index(j))
+    A = np.zeros((len(rows), len(nodes)))
+    A[np.arange(len(rows)), cols] = 1.0
+    S = A @ K @ A.T + s2 * np.eye(len(rows))
+    G = K @ A.T @ np.linalg.inv(S)
+    mean = mu0 + G @ (y[rows] - mu0)
+    cov = K - G @ A @ K
+    return nodes, mean, cov
+
+
+def test_gaussian_posterior_equals_dense_conditioning():
+    X, y = _data(40)
+    forest = MondrianFeatures(n_trees=2, lifetime=4.0, random_state=1).fit(X).forest_
+    count, total, _ = _mforest.regression_stats(forest, y)
+    h2, theta, s2, mu0 = 0.7, 2.5, 0.05, 0.3
+    for lam in (1.5, 4.0):
+        mean, var, cov = _mforest.gauss_posterior(forest, lam, count, total, mu0, h2, theta,
+                                                  s2)
+        for m in range(forest.n_trees):
+            nodes, dmean, dcov = _dense_posterior(forest, m, lam, y, h2, theta, s2, mu0)
+            np.testing.assert_allclose(mean[nodes], dmean, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(var[nodes], np.diag(dcov), rtol=1e-9, atol=1e-12)
+            # Cov(mu_parent(j), mu_j | data), 0 at the root
+            pos = {j: k for k, j in enumerate(nodes)}
+            dpc = [0.0 if forest.parent[j] < 0 else dcov[pos[forest.parent[j]], pos[j]]
+                   for j in nodes]
+            np.testing.assert_allclose(cov[nodes], dpc, rtol=1e-8, atol=1e-12)
+        pruned = np.array([p < 0 or forest.tau[p] <= lam for p in forest.parent])
+        assert np.all(np.isnan(mean[~pruned])) and np.all(np.isfinite(mean[pruned]))
+
+
+def _direct_moments(model, X, lam):
+    """The mixture of every tree's Gaussians along the conditional Mondrian
+    path, the separation components integrated over the separation time by
+    quadrature (the C code has them in closed form), and the law of total
+    variance, written out in Python."""
+    from scipy.integrate import quad
+
+    forest = model.forest_
+    noise, theta = model._resolved
+    h2, s2 = model.y_var_, noise * model.y_var_
+    mean, var, cov = _mforest.gauss_posterior(forest, lam, model.node_count_, model.node_sum_,
+                                              0.0, h2, theta, s2)
+    phi = lambda s: h2 * -np.expm1(-s / theta)
+
+    def separated(t0, t1, eta, mp, vp, mj, vj, c):
+        """Moments of x's leaf branching off the edge p -> j at s ~ Exp(eta)
+        truncated to (t0, t1]: the Brownian bridge, then the new leaf."""
+        norm = -np.expm1(-eta * (t1 - t0))
+
+        def moments(s, which):
+            r = (phi(s) - phi(t0)) / (phi(t1) - phi(t0))
+            m = mp + r * (mj - mp)
+            v = ((1 - r) ** 2 * vp + r ** 2 * vj + 2 * r * (1 - r) * c
+                 + (phi(s) - phi(t0)) * (phi(t1) - phi(s)) / (phi(t1) - phi(t0))
+                 + phi(lam) - phi(s) + s2)
+            dens = eta * np.exp(-eta * (s - t0)) / norm
+            return dens * (m if which == 0 else v + m * m)
+
+        opts = dict(epsabs=1e-13, epsrel=1e-12, limit=200)
+        return (quad(moments, t0, t1, args=(0,), **opts)[0],
+                quad(moments, t0, t1, args=(1,), **opts)[0])
+
+    out_mean, out_var = [], []
+    for x_raw in X:
+        first = second = 0.0
+        for m in range(forest.n_trees):
+            # tree m's coordinates (c/forest.h): (x - c) Q_m, or x
+            x = x_raw if forest.rotation is None else \
+                (x_raw - forest.center) @ forest.rotation[m]
+            j, t_prev, surv = forest.node_offset[m], 0.0, 1.0
+            while True:
+                t_end = min(forest.tau[j], lam)
+                gap = np.sum(np.maximum(forest.lower[j] - x, 0)
+                             + np.maximum(x - forest.upper[j], 0))
+                if gap > 0 and t_end > t_prev:
+                    p = 1 - np.exp(-(t_end - t_prev) * gap)
+                    par = forest.parent[j]
+                    if par < 0:
+                        c1, c2 = separated(t_prev, t_end, gap, 0.0, 0.0, mean[j], var[j], 0.0)
+                    else:
+                        c1, c2 = separated(t_prev, t_end, gap, mean[par], var[par], mean[j],
+                                           var[j], cov[j])
+                    first += surv * p * c1
+                    second += surv * p * c2
+                    surv *= 1 - p
+                if forest.tau[j] > lam:
+                    first += surv * mean[j]
+                    second += surv * (var[j] + s2 + mean[j] ** 2)
+                    break
+                t_prev = forest.tau[j]
+                f = forest.feature[j]
+                j = forest.left[j] if x[f] <= forest.threshold[j] else forest.right[j]
+        first /= forest.n_trees
+        second /= forest.n_trees
+        out_mean.append(first + model.y_mean_)
+        out_var.append(second - first ** 2)
+    return np.array(out_mean), np.sqrt(np.array(out_var))
+
+
+@pytest.mark.parametrize("rotation", [None, "uniform"])
+def test_return_std_is_law_of_total_variance_of_the_mixture(rotation):
+    X, y = _data(30)
+    model = MondrianForestRegressor(n_trees=3, lifetime=5.0, random_state=0, rotation=rotation,
+                                    noise_variance=0.05, prior_scale=0.5).fit(X, y)
+    rng = np.random.default_rng(5)
+    Xq = np.vstack([rng.random((10, 2)), rng.random((5, 2)) * 3 - 1, X[:3]])
+    for lam in (1.0, 5.0):
+        mean, std = model.predict(Xq, return_std=True, lifetime=lam)
+        dmean, dstd = _direct_moments(model, Xq, lam)
+        # quadrature to ~1e-12 against the closed form
+        np.testing.assert_allclose(mean, dmean, rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(std, dstd, rtol=1e-8)
+        assert np.all(std > 0)
+
+
+def test_lifetime_zero_gives_the_global_mean():
+    X, y = _data(80)
+    model = MondrianForestRegressor(n_trees=5, lifetime=6.0, random_state=0).fit(X, y)
+    # λ = 0: every prior increment is 0, the node means are the prior's, ȳ.
+    np.testing.assert_allclose(model.predict(X[:5], lifetime=0.0), np.mean(y), rtol=1e-14)
+    # λ → 0: the prior variance of the means, σ_H²(1 - exp(-λ/θ)), vanishes,
+    # so the posterior means tend to ȳ (at λ = 1e-9·Λ within 1e-6 of it).
+    np.testing.assert_allclose(model.predict(X[:5], lifetime=6e-9), np.mean(y), atol=1e-6)
+    clf = MondrianForestClassifier(n_trees=5, lifetime=6.0, smoothing=False,
+                                   random_state=0).fit(X, y > 1)
+    freq = np.mean(y > 1)
+    np.testing.assert_allclose(clf.predict_proba(X[:5], lifetime=0.0)[:, 1], freq, rtol=1e-12)
+
+
+def test_points_outside_the_hull():
+    X, y = _data(200)
+    model = MondrianForestRegressor(n_trees=20, random_state=0, noise_variance=0.03,
+                                    prior_scale=1.0).fit(X, y)
+    far = X[:20] + 50.0
+    mean_in, std_in = model.predict(X, return_std=True)
+    mean_out, std_out = model.predict(far, return_std=True)
+    assert np.all(np.isfinite(mean_out)) and np.all(np.isfinite(std_out))
+    # 50 units away (ℓ₁ gap ≥ 98 to every box on the path) x stays with the
+    # training points with probability exp(-Σ_j Δ_j η_j) ≤ exp(-98 λ), the
+    # Δ_j summing to λ: x separates almost surely on the root's edge, early
+    # (rate 98), with nearly the prior predictive N(ȳ, φ(λ) + σ_y²), wider
+    # than every training point's mixture.
+    assert std_out.min() > std_in.max()
+    assert model.lifetime_ > 0.1  # exp(-9.8) < 1e-4 left with the points
+    # Separating on a root's edge, x's mean is the bridge between the prior
+    # mean ȳ and the root's posterior mean: the prediction lies between ȳ
+    # and the roots' means (up to the mass left with the points).
+    post_mean = model._components(model.lifetime_, model._resolved)[0]
+    roots = post_mean[np.asarray(model.forest_.roots)] + model.y_mean_
+    lo, hi = min(roots.min(), model.y_mean_), max(roots.max(), model.y_mean_)
+    slack = 1e-4 * np.ptp(y)
+    assert np.all(mean_out >= lo - slack) and np.all(mean_out <= hi + slack)
+
+
+def test_reproducible_for_any_thread_count():
+    X, y = _data(150)
+    Xq = np.random.default_rng(2).random((50, 2)) * 1.4 - 0.2
+    a = MondrianForestRegressor(n_trees=8, random_state=3, n_jobs=1).fit(X, y)
+    b = MondrianForestRegressor(n_trees=8, random_state=3, n_jobs=2).fit(X, y)
+    assert a.lifetime_ == b.lifetime_ and a.hyper_ == b.hyper_
+    for out_a, out_b in zip(a.predict(Xq, return_std=True), b.predict(Xq, return_std=True)):
+        np.testing.assert_array_equal(out_a, out_b)
+    ca = MondrianForestClassifier(n_trees=8, random_state=3, n_jobs=1).fit(X, y > 1)
+    cb = MondrianForestClassifier(n_trees=8, random_state=3, n_jobs=2).fit(X, y > 1)
+    np.testing.assert_array_equal(ca.predict_proba(Xq), cb.predict_proba(Xq))
+
+
+def test_auto_lifetime_is_on_the_grid_and_predicts_well():
+    X, y = _data(400)
+    Xt, yt = _data(400, seed=9)
+    model = MondrianForestRegressor(n_trees=30, random_state=0).fit(X, y)
+    ratio = np.log2(model.max_lifetime_ / model.lifetime_)
+    assert abs(ratio - round(ratio)) < 1e-9 and 0 <= ratio <= 12
+    assert model.forest_.n_points == 400  # the held-out points were inserted
+    rmse = np.sqrt(np.mean((model.predict(Xt) - yt) ** 2))
+    # noise sd 0.1, sd of y about 0.8: a fitted forest is far below sd(y)
+    assert rmse < 0.25
+
+
+def test_classifier_string_and_integer_labels():
+    X, y = _data(200)
+    for labels in (np.where(y > 1, "high", "low"), (y > 0.5).astype(int) + (y > 1.3)):
+        clf = MondrianForestClassifier(n_trees=10, random_state=0).fit(X, labels)
+        proba = clf.predict_proba(X)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+        assert set(clf.predict(X)) <= set(np.unique(labels))
+        assert np.mean(clf.predict(X) == labels) > 0.9
+
+
+def test_classifier_unsmoothed_at_training_points_is_mean_of_leaf_frequencies():
+    X, y = _data(100)
+    labels = (y > 0.5).astype(int) + (y > 1.3)
+    clf = MondrianForestClassifier(n_trees=5, lifetime=8.0, smoothing=False,
+                                   random_state=0).fit(X, labels)
+    forest = clf.forest_
+    expected = np.zeros((len(y), 3))
+    for j in np.flatnonzero(np.isinf(forest.tau)):
+        idx = _node_points(forest, j)
+        expected[idx] += np.bincount(labels[idx], minlength=3) / idx.size
+    np.testing.assert_allclose(clf.predict_proba(X), expected / forest.n_trees, rtol=1e-12)
+
+
+def test_class_smoothing_equals_ikn_recursion():
+    X, y = _data(60)
+    labels = (y > 1).astype(np.int64)
+    forest = MondrianFeatures(n_trees=1, lifetime=5.0, random_state=0).fit(X).forest_
+    counts = _mforest.class_stats(forest, labels, 2)
+    base = np.array([0.5, 0.5])
+    lam, rate = 5.0, 0.7
+    prob = _mforest.class_posterior(forest, lam, counts, base, rate)
+    # the whole tree in Python: an internal node's counts are its children's
+    # tables (IKN), then G top-down from the base
+    tau, parent = forest.tau, forest.parent
+    n = forest.n_nodes
+    cc = np.zeros((n, 2))
+    for j in range(n - 1, -1, -1):
+        if tau[j] > lam:
+            cc[j] = counts[j]
+        else:
+            cc[j] = (cc[forest.left[j]] > 0).astype(float) + (cc[forest.right[j]] > 0)
+    expected = np.zeros((n, 2))
+    for j in range(n):
+        g = base if parent[j] < 0 else expected[parent[j]]
+        t0 = 0.0 if parent[j] < 0 else min(tau[parent[j]], lam)
+        d = np.exp(-rate * (min(tau[j], lam) - t0))
+        tab = (cc[j] > 0).astype(float)
+        expected[j] = (cc[j] - d * tab + d * tab.sum() * g) / cc[j].sum()
+    np.testing.assert_allclose(prob, expected, rtol=1e-12)
+    np.testing.assert_allclose(prob.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_classifier_partial_fit():
+    X, y = _data(100)
+    labels = np.where(y > 1, "b", "a")
+    clf = MondrianForestClassifier(n_trees=4, lifetime=5.0, random_state=0, discount=3.0)
+    clf.partial_fit(X[:60], labels[:60], classes=["a", "b", "c"])
+    clf.partial_fit(X[60:], labels[60:])
+    assert list(clf.classes_) == ["a", "b", "c"]
+    codes = np.searchsorted(clf.classes_, labels)
+    for j in range(clf.forest_.n_nodes):
+        idx = _node_points(clf.forest_, j)
+        np.testing.assert_array_equal(clf.node_counts_[j], np.bincount(codes[idx], minlength=3))
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="not seen"):
+        clf.partial_fit(X[:2], ["a", "z"])
+
+
+@pytest.mark.parametrize("params, error, match", [
+    (dict(lifetime="big"), ValueError, "lifetime"),
+    (dict(lifetime=-1.0), ValueError, "lifetime"),
+    (dict(n_trees=0), ValueError, "n_trees"),
+    (dict(noise_variance=-0.1), ValueError, "noise_variance"),
+    (dict(noise_variance="big"), ValueError, "noise_variance"),
+    (dict(prior_scale=0.0), ValueError, "prior_scale"),
+    (dict(validation_fraction=1.0), ValueError, "validation_fraction"),
+    (dict(smoothing="yes"), TypeError, "smoothing"),
+    (dict(rotation="random"), ValueError, "rotation"),
+])
+def test_bad_parameters(params, error, match):
+    X, y = _data(30)
+    with pytest.raises(error, match=match):
+        MondrianForestRegressor(**{"n_trees": 3, **params}).fit(X, y)
+
+
+def test_bad_input():
+    X, y = _data(30)
+    model = MondrianForestRegressor(n_trees=3, lifetime=2.0, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="exceeds the fitted lifetime"):
+        model.predict(X, lifetime=3.0)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :1])
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        MondrianForestRegressor(n_trees=3).fit(Xn, y)
+    with pytest.raises(ValueError, match="discount"):
+        MondrianForestClassifier(n_trees=3, discount=-1.0).fit(X, y > 1)
+    with pytest.raises(ValueError, match="Unknown label type|continuous"):
+        MondrianForestClassifier(n_trees=3).fit(X, y)
