@@ -2,7 +2,7 @@
 # and read its C arrays directly (_path.pyx).
 cimport numpy as cnp
 
-from ._c cimport mt_forest, mt_index
+from ._c cimport bitgen_t, mt_forest, mt_index
 
 
 cdef class Forest:
@@ -29,6 +29,7 @@ cdef class Forest:
                       cnp.npy_intp *strides)
     cdef object _index_view(self, mt_index *data, size_t n)
     cdef object _double_view(self, double *data, size_t n, size_t d)
+    cdef bitgen_t **_lock_streams(self, list locks) except NULL
     cdef _grow(self, double lifetime, int n_threads, bint extend, center=*)
     cdef int _check_lifetime(self, double lifetime) except -1
     cdef int _require_points(self, str what) except -1

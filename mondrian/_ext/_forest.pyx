@@ -467,31 +467,20 @@ cdef class Forest:
         if n == 0:
             return self
         cdef int nt = check_threads(n_threads)
-        cdef Py_ssize_t m, M = self.f.n_trees
+        cdef Py_ssize_t M = self.f.n_trees
         cdef int status
         cdef bitgen_t **rngs
         self._begin_growth()
         try:
-            rngs = <bitgen_t **>malloc(M * sizeof(bitgen_t *))
-            if rngs == NULL:
-                raise MemoryError(f"Forest: {M} bit-generator pointers")
             locks = []
+            rngs = self._lock_streams(locks)
             try:
-                for m in range(M):
-                    rngs[m] = <bitgen_t *>PyCapsule_GetPointer(
-                        self._bit_generators[m].capsule, "BitGenerator")
-                for m in range(M):
-                    lock = self._bit_generators[m].lock
-                    lock.acquire()
-                    locks.append(lock)
                 with nogil:
                     status = mt_forest_insert(&self.f, &Xv[0, 0], n, <size_t>max_nodes,
                                               rngs, nt)
             finally:
                 mt_threads_release()
-                for lock in locks:
-                    lock.release()
-                free(rngs)
+                _release_streams(rngs, locks)
         finally:
             self._growing = False
         check_status(status, f"Forest.insert: {n} points of {self.f.n_features} features "
@@ -515,18 +504,13 @@ cdef class Forest:
             self._growing = False
         return self
 
-    cdef _grow(self, double lifetime, int n_threads, bint extend, center=None):
+    cdef bitgen_t **_lock_streams(self, list locks) except NULL:
+        """The trees' bit generators as C pointers, each one's lock held (and
+        appended to ``locks``) until :func:`_release_streams`."""
         cdef Py_ssize_t m, M = self.f.n_trees
-        cdef bitgen_t **rngs = <bitgen_t **>malloc(M * sizeof(bitgen_t *))
-        cdef const double[::1] cv
-        cdef const double *cp = NULL
-        cdef int status = MT_OK
-        if center is not None:
-            cv = center
-            cp = &cv[0]
+        cdef bitgen_t **rngs = <bitgen_t **>malloc(max(M, 1) * sizeof(bitgen_t *))
         if rngs == NULL:
             raise MemoryError(f"Forest: {M} bit-generator pointers")
-        locks = []
         try:
             for m in range(M):
                 rngs[m] = <bitgen_t *>PyCapsule_GetPointer(
@@ -535,6 +519,22 @@ cdef class Forest:
                 lock = self._bit_generators[m].lock
                 lock.acquire()
                 locks.append(lock)
+        except BaseException:
+            _release_streams(rngs, locks)
+            raise
+        return rngs
+
+    cdef _grow(self, double lifetime, int n_threads, bint extend, center=None):
+        cdef Py_ssize_t M = self.f.n_trees
+        cdef const double[::1] cv
+        cdef const double *cp = NULL
+        cdef int status = MT_OK
+        if center is not None:
+            cv = center
+            cp = &cv[0]
+        locks = []
+        cdef bitgen_t **rngs = self._lock_streams(locks)
+        try:
             with nogil:
                 if extend:
                     status = mt_forest_extend(&self.f, lifetime, rngs, n_threads)
@@ -546,9 +546,7 @@ cdef class Forest:
                         status = mt_forest_fit(&self.f, lifetime, rngs, n_threads)
         finally:
             mt_threads_release()
-            for lock in locks:
-                lock.release()
-            free(rngs)
+            _release_streams(rngs, locks)
         check_status(status, f"Forest.{'extend' if extend else 'fit'}: growing {M} trees on "
                              f"{self.f.n_points} points of {self.f.n_features} features to "
                              f"lifetime {lifetime:g}",
@@ -929,6 +927,13 @@ cdef class Forest:
             mt_forest_free(&self.f)
             mt_forest_init(&self.f, M, d)
         check_status(status, "Forest state", None, "inconsistent forest structure")
+
+
+cdef void _release_streams(bitgen_t **rngs, list locks):
+    """Undo :meth:`Forest._lock_streams`."""
+    for lock in locks:
+        lock.release()
+    free(rngs)
 
 
 class TreeView:

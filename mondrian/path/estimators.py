@@ -849,26 +849,20 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         if is_dask_collection(X_all):
             from .._dask import solve_normal
             self.coef_, self.intercept_ = solve_normal(features, X_all, y_all, alpha, p["tol"])
-            self.lifetime_, self.alpha_ = lifetime, alpha
-            self.path_.update(solver="cg", tol=p["tol"],
-                              validation_rows=sub[self.path_["validation_rows"]])
-            self.pilot_features_ = pilot_features
-            self.features_ = features
-            self.solver_ = "cg"
-            return
-        self.intercept_ = float(y_all.mean())
-        events = split_events(features)
-        refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=p["tol"],
-                            local_sweeps=0, n_jobs=n_jobs)
-        if start is not None:
-            # Warm start from the ladder's fit on 80 % of the same forest's
-            # rows (half the iterations on the CPU data).
-            refit.advance(lifetime)
-            W = np.zeros((1, events.n_nodes))
-            W[0, events.columns_at(lifetime)] = start
-            refit.set_weights(W)
-        refit.solve_at(lifetime)
-        self.coef_ = refit.node_weights()[0][events.columns_at(lifetime)]
+        else:
+            self.intercept_ = float(y_all.mean())
+            events = split_events(features)
+            refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=p["tol"],
+                                local_sweeps=0, n_jobs=n_jobs)
+            if start is not None:
+                # Warm start from the ladder's fit on 80 % of the same
+                # forest's rows (half the iterations on the CPU data).
+                refit.advance(lifetime)
+                W = np.zeros((1, events.n_nodes))
+                W[0, events.columns_at(lifetime)] = start
+                refit.set_weights(W)
+            refit.solve_at(lifetime)
+            self.coef_ = refit.node_weights()[0][events.columns_at(lifetime)]
         self.lifetime_, self.alpha_ = lifetime, alpha
         self.path_.update(solver="cg", tol=p["tol"],
                           validation_rows=sub[self.path_["validation_rows"]])
