@@ -19,18 +19,26 @@ cdef extern from "c/classify.h" nogil:
                          const mt_index *col_offset, size_t K, double scale, double *G,
                          int n_threads)
 
-__all__ = ["cell_columns", "cells_matvec", "cells_rmatvec"]
+__all__ = ["cell_columns", "cells_matvec", "cells_rmatvec", "release_threads"]
+
+
+def release_threads():
+    """Hand the OpenMP worker threads back (``c/threads.h``).  The products
+    keep the pool between calls -- a Newton solve makes hundreds of them --
+    so their caller releases it when the solve is done."""
+    with nogil:
+        mt_threads_release()
 
 
 def cell_columns(Forest forest, double lifetime, n_threads=1):
-    """(N, M) int32 table of the global column of each training point's
-    active cell in each tree at ``lifetime``, and the (M + 1,) int64 column
-    offsets of the trees."""
+    """(M, N) int32 table (tree-major) of the global column of each
+    training point's active cell in each tree at ``lifetime``, and the
+    (M + 1,) int64 column offsets of the trees."""
     col_of_node, col_offset = forest.active_columns(lifetime)
     cdef const mt_index[::1] cn = np.ascontiguousarray(col_of_node)
     cdef size_t n = forest.f.n_points, m = forest.f.n_trees
     cdef size_t n_cols = <size_t>col_offset[m]
-    cols = np.empty((n, m), dtype=np.int32)
+    cols = np.empty((m, n), dtype=np.int32)
     if n == 0:
         return cols, col_offset
     cdef int32_t[:, ::1] cv = cols
@@ -49,28 +57,30 @@ def cell_columns(Forest forest, double lifetime, n_threads=1):
 
 def cells_matvec(const int32_t[:, ::1] cols, const double[:, ::1] W, double scale,
                  double[:, ::1] out, n_threads=1):
-    """out = scale·Φ W: out[i, k] = scale·Σₘ W[cols[i, m], k]."""
-    cdef size_t n = cols.shape[0], m = cols.shape[1], k = W.shape[1]
+    """out = scale·Φ W: out[i, k] = scale·Σₘ W[cols[m, i], k].  Leaves the
+    OpenMP pool running: call :func:`release_threads` after a series."""
+    cdef size_t n = cols.shape[1], m = cols.shape[0], k = W.shape[1]
     if <size_t>out.shape[0] != n or <size_t>out.shape[1] != k:
         raise ValueError(f"out must have shape ({n}, {k})")
     if n == 0:
         return
-    if W.shape[0] == 0:
+    if m == 0 or W.shape[0] == 0:
         raise ValueError("W has no rows")
     cdef int status
     cdef int nt = check_threads(n_threads)
     with nogil:
         status = mt_cells_matvec(&cols[0, 0], n, m, &W[0, 0], W.shape[0], k, scale,
                                  &out[0, 0], nt)
-        mt_threads_release()
     check_status(status, "cells_matvec", arg="a cell column is out of the range of W")
 
 
 def cells_rmatvec(const int32_t[:, ::1] cols, const double[:, ::1] V,
                   const mt_index[::1] col_offset, double scale, double[:, ::1] out,
                   n_threads=1):
-    """out = scale·Φᵀ V: out[c, k] = scale·Σ_{(i, m): cols[i, m] = c} V[i, k]."""
-    cdef size_t n = cols.shape[0], m = cols.shape[1], k = V.shape[1]
+    """out = scale·Φᵀ V: out[c, k] = scale·Σ_{(m, i): cols[m, i] = c} V[i, k].
+    Leaves the OpenMP pool running: call :func:`release_threads` after a
+    series."""
+    cdef size_t n = cols.shape[1], m = cols.shape[0], k = V.shape[1]
     if <size_t>V.shape[0] != n:
         raise ValueError(f"V has {V.shape[0]} rows, cols has {n}")
     if <size_t>col_offset.shape[0] != m + 1:
@@ -85,5 +95,4 @@ def cells_rmatvec(const int32_t[:, ::1] cols, const double[:, ::1] V,
     cdef int nt = check_threads(n_threads)
     with nogil:
         status = mt_cells_rmatvec(pc, n, m, pv, &col_offset[0], k, scale, &out[0, 0], nt)
-        mt_threads_release()
     check_status(status, "cells_rmatvec", arg="a cell column is outside its tree's range")

@@ -1179,7 +1179,7 @@ CLASSIFIER_GRID_FACTORS = 2.0 ** np.arange(-0.5, 1.01, 0.5)
 #: ridge regularisation α_p (ridge on ±1 labels with penalty α is the
 #: squared loss with C = 1/(2α); the logistic loss has a quarter of its
 #: curvature at the origin), or C₀ = 1 without a pilot.
-CLASSIFIER_C_FACTORS = 10.0 ** np.arange(-1.0, 1.01, 0.5)
+CLASSIFIER_C_FACTORS = 10.0 ** np.arange(-0.5, 1.01, 0.5)
 
 #: ``max_lifetime`` as a number and ``n_lifetimes='auto'`` (Newton path):
 #: lifetimes Λ·2^(-k/2), k = 0..CLASSIFIER_EXPLICIT_GRID-1.
