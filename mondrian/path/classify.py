@@ -72,13 +72,22 @@ __all__ = ["LOSSES", "NewtonClassifierPath", "TronResult", "tron", "DualClassSco
 #: Losses of the Newton solver.
 LOSSES = ("logistic", "squared_hinge")
 
-# Trust-region constants of TRON (Lin, Weng & Keerthi 2008, Alg. 2; liblinear).
-_ETA0, _ETA1, _ETA2 = 1e-4, 0.25, 0.75
-_SIGMA1, _SIGMA2, _SIGMA3 = 0.25, 0.5, 4.0
+# Line search of the Newton solver (liblinear >= 2.40): sufficient decrease
+# f(x + a·s) <= f(x) + _ARMIJO·a·∇f·s, a halved at most _MAX_HALVINGS times.
+_ARMIJO = 0.01
+_MAX_HALVINGS = 40
 #: Inner conjugate gradients stop at ‖r‖_{M⁻¹} ≤ _CG_TOL·‖∇f‖_{M⁻¹}.
 _CG_TOL = 0.1
 #: Weight a of the Hessian's diagonal in the preconditioner (1 - a)·I + a·diag.
 _PRECONDITIONER_MIX = 0.01
+#: Products over fewer table entries (points x trees) run on one thread: a
+#: parallel region's start and barrier cost more than the work there, and
+#: far more on a loaded machine.
+SERIAL_ENTRIES = 1 << 18
+
+
+def _product_threads(table: np.ndarray, n_jobs: int) -> int:
+    return 1 if table.size < SERIAL_ENTRIES else n_jobs
 
 
 def class_sample_weights(codes: np.ndarray, n_classes: int, class_weight,
@@ -133,7 +142,7 @@ class _Objective:
         self.cols, self.col_offset, self.scale = cols, col_offset, scale
         self.n_cols = int(col_offset[-1])
         self.K = n_classes if kind == "multinomial" else 1
-        self.y, self.kind, self.n_jobs = y, kind, n_jobs
+        self.y, self.kind, self.n_jobs = y, kind, _product_threads(cols, n_jobs)
         self.cw = C * weight            # C·cᵢ
         if kind == "multinomial":
             self.onehot = np.zeros((y.shape[0], self.K))
@@ -184,7 +193,28 @@ class _Objective:
             dz = P - self.onehot
             D = P * (1.0 - P)           # the Hessian's diagonal blocks' diagonals
         f = reg + float(np.dot(self.cw, loss))
-        return _Point(x=x, f=f, dz=dz * self.cw[:, None], D=D * self.cw[:, None], P=P)
+        return _Point(x=x, f=f, Z=Z, dz=dz * self.cw[:, None], D=D * self.cw[:, None], P=P)
+
+    def _value(self, W_sq: float, Z: np.ndarray) -> float:
+        """f from ‖W‖² and the decision values Z."""
+        if self.kind == "logistic":
+            loss = -log_expit(self.y * Z[:, 0])
+        elif self.kind == "squared_hinge":
+            v = np.maximum(1.0 - self.y * Z[:, 0], 0.0)
+            loss = v * v
+        else:
+            loss = logsumexp(Z, axis=1) - Z[np.arange(Z.shape[0]), self.y]
+        return 0.5 * W_sq + float(np.dot(self.cw, loss))
+
+    def line(self, pt: "_Point", s: np.ndarray):
+        """``value(a)`` = f(x + a·s) for the line search, from one product:
+        Z(a) = Z + a·(Φ s_W + s_b), ‖W + a·s_W‖² expanded."""
+        W, _ = self.split(pt.x)
+        S, sb = self.split(s)
+        dZ = self._Phi(S) + sb[None, :]
+        ww, ws, ss = (float(np.dot(W.ravel(), W.ravel())), float(np.dot(W.ravel(), S.ravel())),
+                      float(np.dot(S.ravel(), S.ravel())))
+        return lambda a: self._value(ww + 2.0 * a * ws + a * a * ss, pt.Z + a * dZ)
 
     def gradient(self, pt: "_Point") -> np.ndarray:
         W, _ = self.split(pt.x)
@@ -219,6 +249,7 @@ class _Objective:
 class _Point:
     x: np.ndarray
     f: float
+    Z: np.ndarray       # decision values, (n, K)
     dz: np.ndarray      # C·cᵢ·∂ℓ/∂z, (n, K)
     D: np.ndarray       # C·cᵢ·∂²ℓ/∂z² (diagonal), (n, K)
     P: np.ndarray | None
@@ -254,10 +285,12 @@ class TronResult:
     converged: bool
 
 
-def _steihaug(obj: _Objective, pt: _Point, g: np.ndarray, m: np.ndarray, delta: float):
-    """Preconditioned conjugate gradients on ∇²f s = -g inside the trust
-    region ‖s‖_M ≤ delta (M = diag(m)); stops at ‖r‖_{M⁻¹} ≤ 0.1‖g‖_{M⁻¹}
-    or on the boundary.  Returns (s, r = -g - ∇²f s, iterations, hit)."""
+def _pcg(obj: "_Objective", pt: "_Point", g: np.ndarray, m: np.ndarray):
+    """Preconditioned conjugate gradients on ∇²f s = -g (M = diag(m)),
+    stopped at ‖r‖_{M⁻¹} ≤ :data:`_CG_TOL`·‖g‖_{M⁻¹}, or at a direction of
+    zero curvature (the unpenalised intercepts' null direction of the
+    multinomial model, or a squared hinge without active points).
+    Returns (s, iterations)."""
     s = np.zeros_like(g)
     r = -g
     z = r / m
@@ -265,73 +298,65 @@ def _steihaug(obj: _Objective, pt: _Point, g: np.ndarray, m: np.ndarray, delta: 
     rz = float(r @ z)
     stop = _CG_TOL * np.sqrt(rz)
     it = 0
-    while np.sqrt(max(rz, 0.0)) > stop:
+    while np.sqrt(max(rz, 0.0)) > stop and it < g.shape[0]:
         it += 1
         Hd = obj.hess_vec(pt, d)
         dHd = float(d @ Hd)
-        alpha = rz / dHd if dHd > 0 else np.inf
-        s_new = s + alpha * d if np.isfinite(alpha) else None
-        if s_new is None or float(s_new @ (m * s_new)) > delta * delta:
-            # Move to the boundary along d: ‖s + τd‖_M = delta, τ >= 0.
-            md = m * d
-            std, sts, dtd = float(s @ md), float(s @ (m * s)), float(d @ md)
-            rad = np.sqrt(max(std * std + dtd * (delta * delta - sts), 0.0))
-            tau = ((delta * delta - sts) / (std + rad) if std >= 0
-                   else (rad - std) / dtd)
-            s += tau * d
-            r -= tau * Hd
-            return s, r, it, True
-        s = s_new
+        if dHd <= 1e-15 * float(d @ d):
+            break
+        alpha = rz / dHd
+        s += alpha * d
         r -= alpha * Hd
         z = r / m
         rz_new = float(r @ z)
         d = z + (rz_new / rz) * d
         rz = rz_new
-    return s, r, it, False
+    if it == 0 or not np.any(s):
+        s = -g / m
+    return s, it
 
 
-def tron(obj: _Objective, x0: np.ndarray, tol: float, max_iter: int,
+def tron(obj: "_Objective", x0: np.ndarray, tol: float, max_iter: int,
          grad_norm0: float | None = None) -> TronResult:
-    """Trust-region Newton-CG (Lin, Weng & Keerthi 2008, Alg. 2) from ``x0``
-    until ‖∇f(x)‖ ≤ tol·‖∇f(0)‖ or ``max_iter`` Newton iterations."""
+    """Truncated Newton with backtracking line search from ``x0`` until
+    ‖∇f(x)‖ ≤ tol·‖∇f(0)‖ or ``max_iter`` Newton iterations.
+
+    liblinear's Newton solver since version 2.40 (Galli & Lin, "A study on
+    truncated Newton methods for linear classification", IEEE TNNLS 2022;
+    it replaced the trust region of Lin, Weng & Keerthi 2008): the Newton
+    direction s from preconditioned CG (:func:`_pcg`), then the largest
+    step 2⁻ᵏ with f(x + 2⁻ᵏs) ≤ f(x) + 0.01·2⁻ᵏ∇f·s.  A trial step costs
+    no product with Φ: the decision values move along Φs, computed once
+    (``_Objective.line``).  The trust region we tried first stalled on the
+    squared hinge, whose generalised Hessian jumps when the active set
+    changes.
+    """
     if grad_norm0 is None:
         grad_norm0 = obj.grad_norm_at_zero()
     pt = obj.evaluate(np.array(x0, dtype=np.float64, copy=True))
     g = obj.gradient(pt)
     gnorm = float(np.linalg.norm(g))
-    m = obj.preconditioner(pt)
-    delta = float(np.sqrt(g @ (g / m)))
     n_iter = n_cg = 0
     while gnorm > tol * grad_norm0 and n_iter < max_iter:
         n_iter += 1
-        s, r, cg_it, hit = _steihaug(obj, pt, g, m, delta)
+        m = obj.preconditioner(pt)
+        s, cg_it = _pcg(obj, pt, g, m)
         n_cg += cg_it
-        new = obj.evaluate(pt.x + s)
         gs = float(g @ s)
-        prered = -0.5 * (gs - float(s @ r))
-        actred = pt.f - new.f
-        snorm = float(np.sqrt(s @ (m * s)))
-        if n_iter == 1:
-            delta = min(delta, snorm)
-        curv = new.f - pt.f - gs
-        alpha = _SIGMA3 if curv <= 0 else max(_SIGMA1, -0.5 * (gs / curv))
-        if actred < _ETA0 * prered:
-            delta = min(alpha * snorm, _SIGMA2 * delta)
-        elif actred < _ETA1 * prered:
-            delta = max(_SIGMA1 * delta, min(alpha * snorm, _SIGMA2 * delta))
-        elif actred < _ETA2 * prered:
-            delta = max(_SIGMA1 * delta, min(alpha * snorm, _SIGMA3 * delta))
-        elif hit:
-            delta = _SIGMA3 * delta
+        if gs >= 0:         # not a descent direction: rounding at the optimum
+            break
+        line = obj.line(pt, s)
+        step = 1.0
+        for _ in range(_MAX_HALVINGS):
+            f_new = line(step)
+            if f_new <= pt.f + _ARMIJO * step * gs:
+                break
+            step *= 0.5
         else:
-            delta = max(delta, min(alpha * snorm, _SIGMA3 * delta))
-        if actred > _ETA0 * prered:
-            pt = new
-            g = obj.gradient(pt)
-            gnorm = float(np.linalg.norm(g))
-            m = obj.preconditioner(pt)
-        if abs(actred) <= 1e-14 * abs(pt.f) and abs(prered) <= 1e-14 * abs(pt.f):
-            break       # no further progress is representable in floating point
+            break           # no decrease representable in floating point
+        pt = obj.evaluate(pt.x + step * s)
+        g = obj.gradient(pt)
+        gnorm = float(np.linalg.norm(g))
     return TronResult(x=pt.x, f=pt.f, grad_norm=gnorm, grad_norm0=grad_norm0, n_iter=n_iter,
                       n_cg=n_cg, converged=gnorm <= tol * grad_norm0)
 
@@ -511,7 +536,8 @@ class NewtonClassifierPath:
         table = np.ascontiguousarray(self._cols[:, np.asarray(rows, dtype=np.intp)])
         Z = np.empty((table.shape[1], W.shape[1]))
         try:
-            cells_matvec(table, np.ascontiguousarray(W), self.scale, Z, self.n_jobs)
+            cells_matvec(table, np.ascontiguousarray(W), self.scale, Z,
+                         _product_threads(table, self.n_jobs))
         finally:
             release_threads()
         return Z + b[None, :]

@@ -1178,8 +1178,15 @@ CLASSIFIER_GRID_FACTORS = 2.0 ** np.arange(-0.5, 1.01, 0.5)
 #: ``Cs='auto'``: C₀ times these factors, with C₀ = 2/α_p from the pilot's
 #: ridge regularisation α_p (ridge on ±1 labels with penalty α is the
 #: squared loss with C = 1/(2α); the logistic loss has a quarter of its
-#: curvature at the origin), or C₀ = 1 without a pilot.
+#: curvature at the origin), clipped to :data:`CLASSIFIER_C_RANGE`, or
+#: C₀ = 1 without a pilot.  The best C was C₀ or C₀·√10 on a9a, cod-rna
+#: and covertype (10,000 rows).
 CLASSIFIER_C_FACTORS = 10.0 ** np.arange(-0.5, 1.01, 0.5)
+
+#: Range of C₀: the kernel has K(x, x) = 1, so with C above 10³ the fit is
+#: a hard margin wherever the data are separable (a pilot that interpolates
+#: picks α → 0), and the Newton systems only grow ill-conditioned.
+CLASSIFIER_C_RANGE = (1e-2, 1e3)
 
 #: ``max_lifetime`` as a number and ``n_lifetimes='auto'`` (Newton path):
 #: lifetimes Λ·2^(-k/2), k = 0..CLASSIFIER_EXPLICIT_GRID-1.
@@ -1210,7 +1217,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
       (:data:`CLASSIFIER_GRID_FACTORS`); along it the L2-regularised
       classifier ½‖w‖² + C Σᵢ cᵢ ℓ(yᵢ, φ_λ(xᵢ)ᵀw + b) is *solved* (not
       stepped) at every grid lifetime for every C of
-      C₀·10^{-1..1} (:data:`CLASSIFIER_C_FACTORS`), by trust-region
+      C₀·10^{-1/2..1} (:data:`CLASSIFIER_C_FACTORS`), by trust-region
       Newton-CG (liblinear's TRON) to ‖∇f‖ ≤ ``tol``·‖∇f(0)‖,
       warm-started along the lifetimes (children inherit their parent's
       weight, Sec. 4.2.2) and along C
@@ -1285,8 +1292,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         lifetime (a tqdm bar if tqdm is installed, else plain lines); 2:
         without tqdm, a line per step (:mod:`mondrian._progress`).
     warm_start : bool, default=False
-        SGD only (the Newton path always fits from scratch): keep the SGD
-        paths after ``fit`` so that a later ``fit`` to a larger
+        SGD only (``solver='newton'`` refuses it: the Newton path fits from
+        scratch): keep the SGD paths after ``fit`` so that a later ``fit`` to a larger
         ``max_lifetime`` continues them: the forest is extended in place
         (``features_.extend``, memorylessness), the weights, intercepts and
         random generator carry over to the new split events (so the path
@@ -1324,6 +1331,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         n_paths = 1 for two classes, else the number of classes.
     intercept_ : ndarray of shape (n_paths,)
     n_trees_ : int
+    n_iter_ : int
+        Newton: Newton iterations of every solve of the fit (path and
+        refit); SGD: grid lifetimes the path ran through.
     n_features_in_ : int
 
     Examples
@@ -1403,21 +1413,23 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
                                lambda v, name: check_int(v, name, minimum=2))
         fraction = check_fraction(self.validation_fraction, "validation_fraction")
         check_bool(self.warm_start, "warm_start")
+        Cs = _auto_or(self.Cs, "Cs", _check_Cs)
+        tol = check_positive_float(self.tol, "tol")
+        max_iter = check_int(self.max_iter, "max_iter")
+        check_positive_float(self.alpha, "alpha", allow_zero=True)
+        check_positive_float(self.learning_rate, "learning_rate")
+        check_sgd_step(self.learning_rate, self.alpha)
+        check_int(self.n_epochs, "n_epochs", minimum=0)
         if solver == "newton":
-            Cs = _auto_or(self.Cs, "Cs", _check_Cs)
-            tol = check_positive_float(self.tol, "tol")
-            max_iter = check_int(self.max_iter, "max_iter")
             if lam == "auto" and n_lifetimes != "auto":
                 raise ValueError("n_lifetimes must be 'auto' with max_lifetime='auto' and "
                                  "solver='newton' (the grid follows the pilot's width)")
-        else:
-            check_positive_float(self.alpha, "alpha", allow_zero=True)
-            check_positive_float(self.learning_rate, "learning_rate")
-            check_sgd_step(self.learning_rate, self.alpha)
-            check_int(self.n_epochs, "n_epochs", minimum=0)
-            if self.class_weight is not None:
-                raise ValueError("class_weight needs solver='newton' (loss 'logistic' or "
-                                 "'squared_hinge')")
+            if self.warm_start:
+                raise ValueError("warm_start=True continues the SGD path: it needs "
+                                 "solver='sgd' (the Newton path fits from scratch)")
+        elif self.class_weight is not None:
+            raise ValueError("class_weight needs solver='newton' (loss 'logistic' or "
+                             "'squared_hinge')")
         X, y = check_array_input(self, X, reset=True, y=y)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
@@ -1465,7 +1477,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             k = CLASSIFIER_EXPLICIT_GRID if n_lifetimes == "auto" else n_lifetimes
             grid = lam * 2.0 ** (-0.5 * np.arange(k)[::-1])
         if isinstance(Cs, str):
-            C0 = 1.0 if pilot_alpha is None else 2.0 / pilot_alpha
+            C0 = 1.0 if pilot_alpha is None else float(np.clip(2.0 / pilot_alpha,
+                                                               *CLASSIFIER_C_RANGE))
             Cs = C0 * CLASSIFIER_C_FACTORS
         features = MondrianFeatures(n_trees=n_trees, lifetime=float(grid[-1]),
                                     random_state=tree_rng, n_jobs=n_jobs).fit(X_all)
@@ -1504,6 +1517,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         self.lifetime_ = float(lifetime)
         self.C_ = C
         self.n_trees_ = n_trees
+        self.n_iter_ = int(sum(int(np.sum(it)) for it in record.n_iter)
+                           + sum(r.n_iter for r in results[0]))
         grid = np.asarray(record.lifetimes)
         self.path_ = dict(
             lifetimes=grid, Cs=path.Cs.copy(),
@@ -1599,6 +1614,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
                               params=_param_snapshot(self), mask=mask, paths=paths,
                               rows=rows, best=best)
         _, lifetime, coef, b = best
+        self.n_iter_ = int(rows["lifetimes"].shape[0])
         self.features_ = features
         self.lifetime_ = lifetime
         self.coef_ = coef.copy()     # copies: the warm state keeps its own
