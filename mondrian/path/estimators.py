@@ -1171,9 +1171,15 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
 #: path is solved on (each Hessian product costs O(N·M)).
 AUTO_CLASSIFIER_TREES = 300
 
-#: Lifetime grid of the Newton path around the pilot's width λ_p: λ_p times
+#: Lifetime grid of the Newton path from the pilot's width λ_p: λ_p times
 #: these factors (then on by half octaves while the best is the largest).
-CLASSIFIER_GRID_FACTORS = 2.0 ** np.arange(-0.5, 1.01, 0.5)
+#: The best width grows with the number of points: with 8000 training rows
+#: it was λ_p (a9a), 2λ_p (cod-rna) and 5.7λ_p (covertype), never below.
+CLASSIFIER_GRID_FACTORS = 2.0 ** np.arange(0.0, 1.51, 0.5)
+
+#: If the best C is the largest of the grid, C·√10 is tried at the
+#: selected lifetime, up to this many times, while it does better.
+CLASSIFIER_C_EXTENSIONS = 2
 
 #: ``Cs='auto'``: C₀ times these factors, with C₀ = 2/α_p from the pilot's
 #: ridge regularisation α_p (ridge on ±1 labels with penalty α is the
@@ -1213,19 +1219,23 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
       :func:`mondrian.path.search.search_lifetime`); its ridge penalty α_p
       gives the centre C₀ = 2/α_p of the C grid.
     * **Path.**  One forest is grown on every point (training and
-      validation) to the top of a lifetime grid λ_p·2^{-1/2..1}
+      validation) to the top of a lifetime grid λ_p·2^{0..3/2}
       (:data:`CLASSIFIER_GRID_FACTORS`); along it the L2-regularised
       classifier ½‖w‖² + C Σᵢ cᵢ ℓ(yᵢ, φ_λ(xᵢ)ᵀw + b) is *solved* (not
       stepped) at every grid lifetime for every C of
-      C₀·10^{-1/2..1} (:data:`CLASSIFIER_C_FACTORS`), by trust-region
-      Newton-CG (liblinear's TRON) to ‖∇f‖ ≤ ``tol``·‖∇f(0)‖,
+      C₀·10^{-1/2..1} (:data:`CLASSIFIER_C_FACTORS`), by truncated
+      Newton-CG with a line search (liblinear's Newton solver) to
+      ‖∇f‖ ≤ ``tol``·‖∇f(0)‖,
       warm-started along the lifetimes (children inherit their parent's
       weight, Sec. 4.2.2) and along C
       (:class:`mondrian.path.classify.NewtonClassifierPath`).  While the
       best lifetime is the largest the forest is grown further (by
-      memorylessness) and the path continued.  The pair (λ̂, Ĉ) of highest
-      accuracy on the held-out ``validation_fraction`` (or ``X_val``),
-      ties broken by the validation loss, is selected, and the classifier
+      memorylessness) and the path continued; while the best C is the
+      largest, C·√10 is tried at the best lifetime
+      (:data:`CLASSIFIER_C_EXTENSIONS`).  The pair (λ̂, Ĉ) of smallest
+      mean loss (log-loss or squared hinge) on the held-out
+      ``validation_fraction`` (or ``X_val``), ties broken by the accuracy,
+      is selected (:func:`mondrian.path.classify.sweep`), and the classifier
       is refitted on every labelled point at (λ̂, Ĉ), warm-started from
       the selected solution.
     * **Losses.**  'logistic' (default): two classes, the logistic
@@ -1324,7 +1334,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         ``validation_loss``, ``n_iter``, ``n_cg`` (Newton and CG
         iterations per solve), ``grad_ratio`` (largest ‖∇f‖/‖∇f(0)‖ of
         each solve), ``tol``, ``pilot_lifetime`` and ``pilot_alpha`` (None
-        without a pilot), ``stop_reason``.
+        without a pilot), ``extra_C`` (the larger C tried at the selected
+        lifetime: tuples (lifetime, C, validation accuracy, validation
+        loss)), ``stop_reason``.
     pilot_features_ : MondrianFeatures or None
         The pilot's forest (Newton with ``max_lifetime='auto'``).
     coef_ : ndarray of shape (n_paths, n_columns at ``lifetime_``)
@@ -1490,7 +1502,12 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         extend = _forest_extender(features) if lam == "auto" else None
         while extend is not None and record.best[2] == record.lifetimes[-1]:
             top = record.lifetimes[-1]
-            why = extend(top * 2.0)
+            try:
+                why = extend(top * 2.0)
+            except MemoryError:
+                # MondrianFeatures refuses, before allocating, an extension
+                # that would not fit in memory (node boxes: 16·D bytes each).
+                why = "memory"
             if why is not None:
                 stop = why
                 break
@@ -1498,6 +1515,10 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
                            bar.update)
         _, _, lifetime, c_best, solutions = record.best
         C = float(path.Cs[c_best])
+        if isinstance(self.Cs, str) and c_best == path.Cs.shape[0] - 1:
+            C, solutions = self._extend_C(features, codes, n_classes, train_rows, val_rows,
+                                          weight, tol, max_iter, n_jobs, lifetime, C,
+                                          solutions, record)
         # Refit on every labelled point at (λ̂, Ĉ), from the selected solution.
         refit = NewtonClassifierPath(features, codes, n_classes, np.arange(X_all.shape[0]),
                                      loss=self.loss, Cs=[C], sample_weight=weight, tol=tol,
@@ -1529,7 +1550,29 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             validation_loss=np.array(record.validation_loss),
             n_iter=np.array(record.n_iter), n_cg=np.array(record.n_cg),
             grad_ratio=np.array(record.grad_ratio), tol=tol, pilot_lifetime=pilot_lam,
+            extra_C=[(lam_e, C_e, acc_e, loss_e) for lam_e, C_e, acc_e, loss_e in record.extra],
             pilot_alpha=pilot_alpha, stop_reason=stop, validation_rows=val_rows)
+
+    def _extend_C(self, features, codes, n_classes, train_rows, val_rows, weight, tol,
+                  max_iter, n_jobs, lifetime, C, solutions, record):
+        """Larger C at the selected lifetime while the validation score
+        improves (up to :data:`CLASSIFIER_C_EXTENSIONS` steps of √10);
+        the extra solves are appended to ``record.extra``."""
+        best_key = record.best[:2]
+        for _ in range(CLASSIFIER_C_EXTENSIONS):
+            C_new = C * np.sqrt(10.0)
+            path = NewtonClassifierPath(features, codes, n_classes, train_rows, loss=self.loss,
+                                        Cs=[C_new], sample_weight=weight, tol=tol,
+                                        max_iter=max_iter, n_jobs=n_jobs)
+            path.start_from(lifetime, solutions)
+            trial = sweep(path, [lifetime], val_rows, None)
+            record.extra.append((float(lifetime), float(C_new),
+                                 float(trial.validation_accuracy[0][0]),
+                                 float(trial.validation_loss[0][0])))
+            if trial.best[:2] <= best_key:
+                break
+            best_key, C, solutions = trial.best[:2], float(C_new), trial.best[4]
+        return C, solutions
 
     def _pilot(self, X_all, codes, train_rows, n_classes, n_trees, rng, n_jobs):
         """(λ_p, α_p): exact leave-one-out of ridge on class indicators over
