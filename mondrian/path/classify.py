@@ -26,14 +26,14 @@ IEEE TNNLS 2022, after the trust-region TRON of Lin, Weng & Keerthi, JMLR
 2008): each Newton step solves ∇²f s = -∇f approximately by conjugate
 gradients, which need only Hessian-vector products
 ∇²f v = v + Φᵀ D Φ v (plus the intercept's row and column), one product
-with Φ and one with Φᵀ, O(N·M) each, in C (``c/classify.h``, threads over points and over blocks of
-trees).  The conjugate gradients are preconditioned as liblinear's are
+with Φ and one with Φᵀ, O(N·M) each, in C (``c/classify.h``, threads over
+blocks of points and over trees, the GIL released).  The conjugate gradients are preconditioned as liblinear's are
 (Hsia, Chiang & Lin, ACML 2018): by (1 - a)·I + a·diag(∇²f) with a = 0.01.
 The full diagonal (1 + Σ_{i ∈ cell} Dᵢ/M per column, exact within one
 tree) was measured worse: on 2000 points, 100 trees, three lifetimes and
 C = 1, 10, 100 it took 1.3-2.5 times the CG iterations of the identity
-for the logistic loss and up to 16 times the Newton iterations for the
-squared hinge -- the ill-conditioning of ΦᵀDΦ lies in the coupling of the
+for the logistic loss and (with the trust region first tried) up to 16
+times the Newton iterations for the squared hinge -- the ill-conditioning of ΦᵀDΦ lies in the coupling of the
 trees (the top eigenvectors of the kernel), which a diagonal does not
 see.  A dual coordinate descent (liblinear's default for the hinge)
 updates one point at a time: sequential, and with M nonzeros per row no
