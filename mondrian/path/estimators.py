@@ -1215,7 +1215,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
       indicators (±1, or one-hot columns for K > 2 classes: the
       least-squares SVM), searched on a log scale around the data's own
       scale λ₀ = 1/(median ℓ₁ distance) as ``MondrianKernelRidgeCV`` does
-      (:class:`mondrian.path.classify.DualClassScorer`,
+      (:class:`mondrian.path.DualClassScorer`,
       :func:`mondrian.path.search.search_lifetime`); its ridge penalty α_p
       gives the centre C₀ = 2/α_p of the C grid.
     * **Path.**  One forest is grown on every point (training and
@@ -1228,14 +1228,14 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
       ‖∇f‖ ≤ ``tol``·‖∇f(0)‖,
       warm-started along the lifetimes (children inherit their parent's
       weight, Sec. 4.2.2) and along C
-      (:class:`mondrian.path.classify.NewtonClassifierPath`).  While the
+      (:class:`mondrian.path.NewtonClassifierPath`).  While the
       best lifetime is the largest the forest is grown further (by
       memorylessness) and the path continued; while the best C is the
       largest, C·√10 is tried at the best lifetime
       (:data:`CLASSIFIER_C_EXTENSIONS`).  The pair (λ̂, Ĉ) of smallest
       mean loss (log-loss or squared hinge) on the held-out
       ``validation_fraction`` (or ``X_val``), ties broken by the accuracy,
-      is selected (:func:`mondrian.path.classify.sweep`), and the classifier
+      is selected (``mondrian.path.classify.sweep``), and the classifier
       is refitted on every labelled point at (λ̂, Ĉ), warm-started from
       the selected solution.
     * **Losses.**  'logistic' (default): two classes, the logistic
