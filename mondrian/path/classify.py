@@ -641,11 +641,13 @@ class NewtonSweep:
         One array over ``Cs`` per lifetime.
     n_iter, n_cg : list of ndarray
         Newton and CG iterations per C (summed over one-vs-rest problems).
+    n_columns : list of int
+        Features (cells) at each lifetime.
     grad_ratio : list of ndarray
         Largest ‖∇f‖/‖∇f(0)‖ over the problems of each C.
     best : tuple
         (-validation loss, validation accuracy, lifetime, C index,
-        solutions) of the best pair so far.
+        solutions, forest) of the best pair so far.
     extra : list
         Further solves recorded by the caller.
     """
@@ -657,6 +659,7 @@ class NewtonSweep:
     n_cg: list
     grad_ratio: list
     best: tuple
+    n_columns: list = field(default_factory=list)
     extra: list = field(default_factory=list)
 
 
@@ -671,7 +674,8 @@ def sweep(path: NewtonClassifierPath, grid, val_rows: np.ndarray, record: Newton
     was 84.19 %, by the loss 84.83 %; cod-rna and covertype moved by 0.02
     and 0.3 points."""
     if record is None:
-        record = NewtonSweep([], [], [], [], [], [], [], (-np.inf, -np.inf, None, None, None))
+        record = NewtonSweep([], [], [], [], [], [], [],
+                             (-np.inf, -np.inf, None, None, None, None))
     codes_tr = path.codes[path.train_rows]
     codes_val = path.codes[val_rows]
     for lam in grid:
@@ -686,8 +690,10 @@ def sweep(path: NewtonClassifierPath, grid, val_rows: np.ndarray, record: Newton
             val_loss[c] = validation_loss(dec, codes_val, path.loss)
             key = (-float(val_loss[c]), float(val_acc[c]))
             if key > record.best[:2]:
-                record.best = key + (float(lam), c, [r.x.copy() for r in results[c]])
+                record.best = key + (float(lam), c, [r.x.copy() for r in results[c]],
+                                     path.features)
         record.lifetimes.append(float(lam))
+        record.n_columns.append(path.n_columns)
         record.train_accuracy.append(tr_acc)
         record.validation_accuracy.append(val_acc)
         record.validation_loss.append(val_loss)
