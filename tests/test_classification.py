@@ -7,7 +7,7 @@ from sklearn.linear_model import LogisticRegression
 
 from mondrian import MondrianFeatures, MondrianKernelClassifierCV
 from mondrian._ext._classify import cell_columns, cells_matvec, cells_rmatvec
-from mondrian.path.classify import NewtonClassifierPath, _Objective, tron
+from mondrian.path.classify import NewtonClassifierPath, _Objective, newton_cg
 
 
 @pytest.fixture(scope="module")
@@ -182,8 +182,8 @@ def test_class_weight_equals_repeated_points(problem):
     rows = np.concatenate([np.arange(240), np.flatnonzero(y2 == 1)])
     repeated = _Objective(np.ascontiguousarray(cols[:, rows]), offset, scale, s[rows],
                           np.ones(rows.size), 3.0, "logistic", 2, 1)
-    a = tron(weighted, np.zeros(weighted.size), 1e-11, 500)
-    b = tron(repeated, np.zeros(repeated.size), 1e-11, 500)
+    a = newton_cg(weighted, np.zeros(weighted.size), 1e-11, 500)
+    b = newton_cg(repeated, np.zeros(repeated.size), 1e-11, 500)
     assert a.f == pytest.approx(b.f, rel=1e-12)
     np.testing.assert_allclose(a.x, b.x, atol=1e-8)
 

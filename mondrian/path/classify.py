@@ -67,7 +67,7 @@ from .._validation import check_int, check_positive_float, resolve_n_jobs
 from ..features.mondrian import MondrianFeatures
 from .dual import SERIAL_EIGH_ROWS, blas_threads, cell_labels, mondrian_kernel_matrix
 
-__all__ = ["LOSSES", "NewtonClassifierPath", "TronResult", "tron", "DualClassScorer",
+__all__ = ["LOSSES", "NewtonClassifierPath", "NewtonResult", "newton_cg", "DualClassScorer",
            "class_sample_weights"]
 
 #: Losses of the Newton solver.
@@ -257,8 +257,8 @@ class _Point:
 
 
 @dataclass
-class TronResult:
-    """Outcome of :func:`tron`.
+class NewtonResult:
+    """Outcome of :func:`newton_cg`.
 
     Attributes
     ----------
@@ -317,8 +317,8 @@ def _pcg(obj: "_Objective", pt: "_Point", g: np.ndarray, m: np.ndarray):
     return s, it
 
 
-def tron(obj: "_Objective", x0: np.ndarray, tol: float, max_iter: int,
-         grad_norm0: float | None = None) -> TronResult:
+def newton_cg(obj: "_Objective", x0: np.ndarray, tol: float, max_iter: int,
+         grad_norm0: float | None = None) -> NewtonResult:
     """Truncated Newton with backtracking line search from ``x0`` until
     ‖∇f(x)‖ ≤ tol·‖∇f(0)‖ or ``max_iter`` Newton iterations.
 
@@ -358,7 +358,7 @@ def tron(obj: "_Objective", x0: np.ndarray, tol: float, max_iter: int,
         pt = obj.evaluate(pt.x + step * s)
         g = obj.gradient(pt)
         gnorm = float(np.linalg.norm(g))
-    return TronResult(x=pt.x, f=pt.f, grad_norm=gnorm, grad_norm0=grad_norm0, n_iter=n_iter,
+    return NewtonResult(x=pt.x, f=pt.f, grad_norm=gnorm, grad_norm0=grad_norm0, n_iter=n_iter,
                       n_cg=n_cg, converged=gnorm <= tol * grad_norm0)
 
 
@@ -396,7 +396,7 @@ class NewtonClassifierPath:
     ----------
     lifetime : float or None
         Lifetime of the current solutions.
-    results : list of list of TronResult
+    results : list of list of NewtonResult
         ``results[c][p]``: the last solve of C = ``Cs[c]``, problem p (one
         problem, or K one-vs-rest problems for the squared hinge).
     """
@@ -458,7 +458,7 @@ class NewtonClassifierPath:
                 W_new[new] = W[old]
                 c_list[p] = np.concatenate([W_new.ravel(), b])
 
-    def solve_at(self, lifetime: float) -> list[list[TronResult]]:
+    def solve_at(self, lifetime: float) -> list[list[NewtonResult]]:
         """Move to ``lifetime`` and solve every C and problem to ``tol``.
 
         A larger lifetime than the current one starts from the inherited
@@ -474,7 +474,7 @@ class NewtonClassifierPath:
         finally:
             release_threads()
 
-    def _solve_at(self, lifetime: float) -> list[list[TronResult]]:
+    def _solve_at(self, lifetime: float) -> list[list[NewtonResult]]:
         cols, offset = cell_columns(self.features.forest_, float(lifetime), self.n_jobs)
         if self._x is not None:
             if float(lifetime) >= self.lifetime:
@@ -499,7 +499,7 @@ class NewtonClassifierPath:
                     x0 = prev[p].x
                 else:
                     x0 = np.zeros(obj.size)
-                row.append(tron(obj, x0, self.tol, self.max_iter))
+                row.append(newton_cg(obj, x0, self.tol, self.max_iter))
             results.append(row)
             prev = row
         self._x = [[r.x for r in row] for row in results]
