@@ -281,3 +281,18 @@ def test_validation_labels_must_be_classes(problem):
     with pytest.raises(ValueError, match="y_val holds labels not seen in y"):
         MondrianKernelClassifierCV(n_trees=5).fit(X[:200], y2[:200], X[200:],
                                                   np.full(40, 3))
+
+
+def test_sgd_solver_with_automatic_lifetime(problem):
+    """solver='sgd' (the paper's path) with max_lifetime='auto' sweeps
+    [0, 4λ₀], λ₀ = 1/(median ℓ₁ distance between training points)."""
+    from mondrian.path.search import lifetime_scale
+
+    X, y2, _, _ = problem
+    clf = MondrianKernelClassifierCV(solver="sgd", n_trees=5, n_lifetimes=4,
+                                     random_state=0).fit(X, y2)
+    assert clf.solver_ == "sgd" and clf.C_ is None
+    # 240 rows: the median uses every pair, no random draw.
+    assert clf.features_.lifetime_ == pytest.approx(
+        4.0 * lifetime_scale(X, np.random.default_rng(0)))
+    assert clf.lifetime_ in clf.path_["lifetimes"]
