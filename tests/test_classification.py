@@ -296,3 +296,21 @@ def test_sgd_solver_with_automatic_lifetime(problem):
     assert clf.features_.lifetime_ == pytest.approx(
         4.0 * lifetime_scale(X, np.random.default_rng(0)))
     assert clf.lifetime_ in clf.path_["lifetimes"]
+
+
+def test_every_class_keeps_a_training_point():
+    """A class whose only point would be held out for validation is kept
+    in training, so that each problem has a finite solution."""
+    rng = np.random.default_rng(3)
+    X = rng.random((60, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    y[17] = 2                                   # a class with one point
+    held_out = []
+    for seed in (0, 9, 13):
+        # The random split the estimator draws (first child of the seed).
+        split = np.random.default_rng(seed).spawn(4)[0]
+        held_out.append(17 in split.permutation(60)[:12])
+        clf = MondrianKernelClassifierCV(n_trees=5, random_state=seed).fit(X, y)
+        assert 17 not in clf.path_["validation_rows"]
+        assert np.all(clf.path_["grad_ratio"] <= clf.path_["tol"])
+    assert any(held_out)        # the rule was exercised

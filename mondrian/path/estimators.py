@@ -1484,6 +1484,13 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         split_rng, tree_rng, pilot_rng, regrow_rng = (
             check_random_generator(self.random_state).spawn(4))
         mask = _holdout_mask(self, X_all.shape[0], n_given, True, fraction, split_rng)
+        # Every class keeps a training point (a class held out entirely would
+        # leave the logistic intercept without a finite minimiser): its
+        # first held-out point of X goes back to training.
+        for k in np.setdiff1d(np.arange(n_classes), codes[mask]):
+            given = np.flatnonzero((codes[:n_given] == k) & ~mask[:n_given])
+            if given.size:
+                mask[given[0]] = True
         train_rows, val_rows = np.flatnonzero(mask), np.flatnonzero(~mask)
         pilot_lam = pilot_alpha = None
         self.pilot_features_ = None
