@@ -3,6 +3,7 @@ and MondrianKernelClassifierCV's Newton solver."""
 import numpy as np
 import pytest
 from scipy.special import expit, softmax
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from mondrian import MondrianFeatures, MondrianKernelClassifierCV
@@ -314,3 +315,11 @@ def test_every_class_keeps_a_training_point():
         assert 17 not in clf.path_["validation_rows"]
         assert np.all(clf.path_["grad_ratio"] <= clf.path_["tol"])
     assert any(held_out)        # the rule was exercised
+
+
+def test_unconverged_solves_warn(problem):
+    X, y2, _, _ = problem
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        clf = MondrianKernelClassifierCV(n_trees=10, max_iter=1, tol=1e-8,
+                                         random_state=0).fit(X, y2)
+    assert np.max(clf.path_["grad_ratio"]) > 1e-8

@@ -1282,8 +1282,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         (liblinear's criterion; the reference is the gradient at zero,
         whatever the warm start).
     max_iter : int, default=100
-        Newton iterations per solve; a solve that stops there gives a
-        ``ConvergenceWarning``.
+        Newton iterations per solve; a solve that stops before ``tol`` (at
+        ``max_iter``, or when no decrease is representable in floating
+        point) gives a ``ConvergenceWarning``.
     alpha : float, default=1e-4
         SGD only: L2 penalty of the SGD objective.
     learning_rate : float, default=0.2
@@ -1556,9 +1557,11 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         results = refit.solve_at(lifetime)
         unconverged = [r for r in results[0] if not r.converged]
         if unconverged or any(np.max(g) > tol for g in record.grad_ratio):
-            warnings.warn(f"{type(self).__name__}: the Newton solver stopped at max_iter="
-                          f"{max_iter} before ‖∇f‖ <= tol·‖∇f(0)‖ (tol={tol:g}) in some "
-                          "solves; increase max_iter or tol", ConvergenceWarning,
+            warnings.warn(f"{type(self).__name__}: some Newton solves stopped before "
+                          f"‖∇f‖ <= tol·‖∇f(0)‖ (tol={tol:g}): max_iter={max_iter} was "
+                          "reached, or no decrease of f was representable in floating "
+                          "point (path_['grad_ratio'] has the ratios reached); increase "
+                          "max_iter or tol", ConvergenceWarning,
                           stacklevel=_user_stacklevel())
         W, b = refit.coef(0)
         self.coef_ = np.ascontiguousarray(W.T)
