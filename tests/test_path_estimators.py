@@ -18,10 +18,16 @@ pytestmark = [pytest.mark.filterwarnings("ignore:the selected alpha"),
     MondrianKernelRidgeCV(n_trees=10, solver="cg", random_state=0),
     MondrianKernelRidgeCV(n_trees=8, max_lifetime=1.5, alphas=(0.1, 1.0), selection="evidence",
                           n_lifetimes=8, random_state=0),
-    MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, n_lifetimes=8, random_state=0),
-    MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, loss="logistic", n_lifetimes=8,
+    MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, loss="hinge", n_lifetimes=8,
                                random_state=0),
-])
+    MondrianKernelClassifierCV(n_trees=10, max_lifetime=2.0, loss="logistic", solver="sgd",
+                               n_lifetimes=8, random_state=0),
+    MondrianKernelClassifierCV(n_trees=10, random_state=0),
+    MondrianKernelClassifierCV(n_trees=10, loss="squared_hinge", random_state=0),
+], expected_failed_checks=lambda est: (
+    {"check_class_weight_classifiers": "class_weight needs solver='newton'"}
+    if getattr(est, "loss", None) == "hinge" or getattr(est, "solver", None) == "sgd"
+    else {}))
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -100,7 +106,7 @@ def test_classifier_selects_width(data):
     X, _ = data
     y = (np.sin(6 * X[:, 0]) > np.cos(4 * X[:, 1])).astype(int)
     clf = MondrianKernelClassifierCV(n_trees=20, max_lifetime=10.0, loss="logistic",
-                                     n_lifetimes=20, random_state=0).fit(X, y)
+                                     solver="sgd", n_lifetimes=20, random_state=0).fit(X, y)
     acc = clf.path_["validation_accuracy"]
     assert clf.lifetime_ == clf.path_["lifetimes"][np.argmax(acc)]
     # The constant model at λ = 0 gets the majority rate; a learnt width
@@ -110,7 +116,7 @@ def test_classifier_selects_width(data):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(clf.predict(X[:10]), clf.classes_[np.argmax(proba, axis=1)])
     hinge = MondrianKernelClassifierCV(n_trees=5, max_lifetime=2.0, n_lifetimes=4,
-                                       random_state=0).fit(X, y)
+                                       loss="hinge", random_state=0).fit(X, y)
     assert not hasattr(hinge, "predict_proba")
 
 

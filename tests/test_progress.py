@@ -166,11 +166,10 @@ def test_classifier_cv_verbose(backend, capsys):
     rng = np.random.default_rng(0)
     X = rng.random((120, 2))
     y = (X[:, 0] > X[:, 1]).astype(int)
-    quiet = MondrianKernelClassifierCV(n_trees=10, n_lifetimes=8, random_state=0).fit(X, y)
+    quiet = MondrianKernelClassifierCV(n_trees=10, random_state=0).fit(X, y)
     out, err = capsys.readouterr()
     assert out == "" and err == ""
-    loud = MondrianKernelClassifierCV(n_trees=10, n_lifetimes=8, random_state=0,
-                                      verbose=1).fit(X, y)
+    loud = MondrianKernelClassifierCV(n_trees=10, random_state=0, verbose=1).fit(X, y)
     out, err = capsys.readouterr()
     assert out == "" and "MondrianKernelClassifierCV: lifetimes" in err
     np.testing.assert_array_equal(quiet.decision_function(X), loud.decision_function(X))

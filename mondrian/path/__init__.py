@@ -8,10 +8,14 @@ children (Sec. 4.1).  Learners follow the events warm-started.
 * :mod:`~mondrian.path.events` -- the split events and lifetime grids;
 * :mod:`~mondrian.path.learners` -- exact (Cholesky) and scalable (CG) ridge
   paths and the SGD path;
+* :mod:`~mondrian.path.classify` -- converged logistic / squared-hinge
+  classifiers along the path (truncated Newton), and the classifier's
+  leave-one-out width pilot;
 * :mod:`~mondrian.path.posterior` -- the exact posterior over λ;
 * :mod:`~mondrian.path.estimators` -- :class:`MondrianKernelRidgeCV` and
   :class:`MondrianKernelClassifierCV`.
 """
+from .classify import DualClassScorer, NewtonClassifierPath
 from .estimators import MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .events import SplitEvents, lifetime_grid, split_events
 from .learners import (EXACT_MAX_BYTES, EXACT_MAX_COLUMNS, CGRidgePath, ExactRidgePath,
@@ -21,6 +25,7 @@ from .posterior import LifetimePosterior
 __all__ = [
     "SplitEvents", "split_events", "lifetime_grid",
     "ExactRidgePath", "CGRidgePath", "SGDPath", "check_exact_size", "exact_path_memory",
+    "NewtonClassifierPath", "DualClassScorer",
     "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES",
     "LifetimePosterior",
     "MondrianKernelRidgeCV", "MondrianKernelClassifierCV",

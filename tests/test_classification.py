@@ -1,0 +1,325 @@
+"""The converged classifier along the lifetime path (mondrian.path.classify)
+and MondrianKernelClassifierCV's Newton solver."""
+import numpy as np
+import pytest
+from scipy.special import expit, softmax
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+
+from mondrian import MondrianFeatures, MondrianKernelClassifierCV
+from mondrian._ext._classify import cell_columns, cells_matvec, cells_rmatvec
+from mondrian.path.classify import NewtonClassifierPath, _Objective, newton_cg
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.random((240, 3))
+    score = np.sin(5 * X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(240)
+    y2 = (score > 0.9).astype(int)
+    y3 = np.digitize(score, [0.5, 1.2])
+    forest = MondrianFeatures(n_trees=12, lifetime=6.0, random_state=0).fit(X)
+    return X, y2, y3, forest
+
+
+def dense_gradient(Phi, y, n_classes, loss, C, weight, W, b):
+    """∇f of ½‖W‖² + C Σ cᵢ ℓ(yᵢ, Φᵢ W + b), written independently of the
+    solver (dense Φ, one column per output)."""
+    Z = Phi @ W + b
+    if loss == "logistic" and n_classes == 2:
+        s = np.where(y == 1, 1.0, -1.0)
+        dz = (-s * expit(-s * Z[:, 0]))[:, None]
+    elif loss == "logistic":
+        dz = softmax(Z, axis=1) - np.eye(n_classes)[y]
+    else:
+        s = np.where(y[:, None] == np.arange(W.shape[1])[None, :], 1.0, -1.0)
+        if n_classes == 2:
+            s = np.where(y == 1, 1.0, -1.0)[:, None]
+        dz = -2.0 * s * np.maximum(1.0 - s * Z, 0.0)
+    dz = C * weight[:, None] * dz
+    return np.concatenate([(W + Phi.T @ dz).ravel(), dz.sum(axis=0)])
+
+
+def path_weights(path, c):
+    W, b = path.coef(c)
+    return W, b
+
+
+# --------------------------------------------------------------------------
+# The products in C
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("K", [1, 3])
+def test_products_equal_the_dense_feature_matrix(problem, K):
+    _, _, _, forest = problem
+    cols, offset = cell_columns(forest.forest_, 2.5, 1)
+    Phi = forest.training_features(2.5).toarray()
+    assert cols.shape == (12, 240) and offset[-1] == Phi.shape[1]
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((Phi.shape[1], K))
+    V = rng.standard_normal((240, K))
+    scale = 1.0 / np.sqrt(12)
+    out1, out2 = np.empty((240, K)), np.empty((240, K))
+    cells_matvec(cols, W, scale, out1, 1)
+    cells_matvec(cols, W, scale, out2, 2)
+    np.testing.assert_allclose(out1, Phi @ W, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(out1, out2)          # same sums for any threads
+    g1, g2 = np.empty((Phi.shape[1], K)), np.empty((Phi.shape[1], K))
+    cells_rmatvec(cols, V, offset, scale, g1, 1)
+    cells_rmatvec(cols, V, offset, scale, g2, 2)
+    np.testing.assert_allclose(g1, Phi.T @ V, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(g1, g2)
+
+
+def test_products_refuse_bad_columns(problem):
+    _, _, _, forest = problem
+    cols, offset = cell_columns(forest.forest_, 2.5, 1)
+    bad = cols.copy()
+    bad[3, 7] = offset[-1] + 5
+    W = np.zeros((int(offset[-1]), 1))
+    with pytest.raises(ValueError, match="out of the range"):
+        cells_matvec(bad, W, 1.0, np.empty((240, 1)), 1)
+    bad = cols.copy()
+    bad[3, 7] = offset[3] - 1          # a column of tree 2 in tree 3's row
+    with pytest.raises(ValueError, match="outside its tree"):
+        cells_rmatvec(bad, np.ones((240, 1)), offset, 1.0, np.empty(W.shape), 1)
+
+
+# --------------------------------------------------------------------------
+# Optimality along the path
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("loss, labels", [("logistic", "y2"), ("logistic", "y3"),
+                                          ("squared_hinge", "y2"),
+                                          ("squared_hinge", "y3")])
+def test_optimality_holds_at_every_grid_point(problem, loss, labels):
+    X, y2, y3, forest = problem
+    y = {"y2": y2, "y3": y3}[labels]
+    K = int(y.max()) + 1
+    weight = np.where(y == 0, 0.7, 1.6)      # class weights enter the objective
+    train = np.arange(200)
+    tol = 1e-4
+    path = NewtonClassifierPath(forest, y, K, train, loss=loss, Cs=[0.3, 3.0, 30.0],
+                                sample_weight=weight, tol=tol, max_iter=200)
+    for lam in (0.5, 1.5, 4.0):
+        results = path.solve_at(lam)
+        Phi = forest.training_features(lam).toarray()[train] / 1.0
+        for c, C in enumerate(path.Cs):
+            W, b = path_weights(path, c)
+            problems = ([(slice(None), W, b)] if loss == "logistic" or K == 2 else
+                        [(slice(k, k + 1), W[:, k:k + 1], b[k:k + 1]) for k in range(K)])
+            for p, (cols, Wp, bp) in enumerate(problems):
+                yp = y[train] if loss == "logistic" or K == 2 else (y[train] == p).astype(int)
+                kp = K if loss == "logistic" else 2
+                g = dense_gradient(Phi, yp, kp, loss, C, weight[train], Wp, bp)
+                g0 = dense_gradient(Phi, yp, kp, loss, C, weight[train], 0 * Wp, 0 * bp)
+                # The stated criterion, recomputed independently of the solver.
+                assert np.linalg.norm(g) <= tol * np.linalg.norm(g0)
+                assert results[c][p].converged
+                assert results[c][p].grad_norm == pytest.approx(np.linalg.norm(g),
+                                                                rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("labels", ["y2", "y3"])
+def test_equals_scikit_learn_logistic_regression(problem, labels):
+    X, y2, y3, forest = problem
+    y = {"y2": y2, "y3": y3}[labels]
+    K = int(y.max()) + 1
+    lam, C = 2.0, 4.0
+    path = NewtonClassifierPath(forest, y, K, np.arange(240), loss="logistic", Cs=[C],
+                                tol=1e-11, max_iter=500)
+    path.solve_at(lam)
+    W, b = path.coef(0)
+    Phi = forest.training_features(lam).toarray()
+    # Same features, same C, intercept fitted and not penalised in both.
+    ref = LogisticRegression(C=C, tol=1e-12, max_iter=1000,
+                             solver="newton-cholesky").fit(Phi, y)
+    if K == 2:
+        np.testing.assert_allclose(W[:, 0], ref.coef_[0], atol=1e-6)
+        assert b[0] == pytest.approx(ref.intercept_[0], abs=1e-6)
+    else:
+        # The multinomial intercepts are defined up to a common shift.
+        np.testing.assert_allclose(W, ref.coef_.T, atol=1e-6)
+        np.testing.assert_allclose(b - b.mean(), ref.intercept_ - ref.intercept_.mean(),
+                                   atol=1e-6)
+    dec = Phi @ W + b
+    proba = softmax(dec, axis=1) if K > 2 else np.column_stack([expit(-dec[:, 0]),
+                                                                  expit(dec[:, 0])])
+    np.testing.assert_allclose(proba, ref.predict_proba(Phi), atol=1e-7)
+
+
+@pytest.mark.parametrize("loss, labels", [("logistic", "y2"), ("logistic", "y3"),
+                                          ("squared_hinge", "y3")])
+def test_warm_start_equals_cold_start(problem, loss, labels):
+    X, y2, y3, forest = problem
+    y = {"y2": y2, "y3": y3}[labels]
+    K = int(y.max()) + 1
+    tol = 1e-10
+    kw = dict(loss=loss, Cs=[0.5, 5.0], tol=tol, max_iter=500)
+    warm = NewtonClassifierPath(forest, y, K, np.arange(240), **kw)
+    for lam in (0.3, 1.0, 2.0, 3.5):
+        warm.solve_at(lam)               # children inherit their parent's weights
+    cold = NewtonClassifierPath(forest, y, K, np.arange(240), **kw)
+    cold_results = cold.solve_at(3.5)
+    for c in range(2):
+        Ww, bw = warm.coef(c)
+        Wc, bc = cold.coef(c)
+        # Both stop at ‖∇f‖ <= 1e-10·‖∇f(0)‖; f is 1-strongly convex in W,
+        # so the weights agree to about that gradient norm.
+        bound = 1e3 * tol * max(r.grad_norm0 for r in cold_results[c])
+        np.testing.assert_allclose(Ww, Wc, atol=bound)
+        if K == 2 or loss == "squared_hinge":
+            np.testing.assert_allclose(bw, bc, atol=bound)
+        else:
+            np.testing.assert_allclose(bw - bw.mean(), bc - bc.mean(), atol=bound)
+
+
+def test_class_weight_equals_repeated_points(problem):
+    """A class weight of 2 is the objective with that class's points twice."""
+    _, y2, _, forest = problem
+    cols, offset = cell_columns(forest.forest_, 1.5, 1)
+    s = np.where(y2 == 1, 1.0, -1.0)
+    scale = 1.0 / np.sqrt(12)
+    weighted = _Objective(cols, offset, scale, s, np.where(y2 == 1, 2.0, 1.0), 3.0,
+                          "logistic", 2, 1)
+    rows = np.concatenate([np.arange(240), np.flatnonzero(y2 == 1)])
+    repeated = _Objective(np.ascontiguousarray(cols[:, rows]), offset, scale, s[rows],
+                          np.ones(rows.size), 3.0, "logistic", 2, 1)
+    a = newton_cg(weighted, np.zeros(weighted.size), 1e-11, 500)
+    b = newton_cg(repeated, np.zeros(repeated.size), 1e-11, 500)
+    assert a.f == pytest.approx(b.f, rel=1e-12)
+    np.testing.assert_allclose(a.x, b.x, atol=1e-8)
+
+
+# --------------------------------------------------------------------------
+# The estimator
+# --------------------------------------------------------------------------
+def test_default_classifier_multiclass_strings(problem):
+    X, _, y3, _ = problem
+    labels = np.array(["low", "mid", "high"])[y3]
+    clf = MondrianKernelClassifierCV(random_state=0).fit(X[:200], labels[:200])
+    assert clf.solver_ == "newton"
+    np.testing.assert_array_equal(clf.classes_, ["high", "low", "mid"])
+    proba = clf.predict_proba(X[200:])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(clf.predict(X[200:]), clf.classes_[np.argmax(proba, 1)])
+    np.testing.assert_allclose(np.log(proba), clf.predict_log_proba(X[200:]))
+    # The stated tolerance held at every solve of the path.
+    assert np.all(clf.path_["grad_ratio"] <= clf.path_["tol"])
+    # The multinomial model: one weight column per class.
+    assert clf.coef_.shape[0] == 3 and clf.intercept_.shape == (3,)
+    assert clf.path_["validation_accuracy"].shape == (clf.path_["lifetimes"].size,
+                                                     clf.path_["Cs"].size)
+
+
+def test_default_classifier_learns_a_nonlinear_boundary():
+    rng = np.random.default_rng(1)
+    X = rng.random((1200, 2))
+    y = (np.sin(6 * X[:, 0]) > 2 * X[:, 1] - 1).astype(int)
+    clf = MondrianKernelClassifierCV(random_state=0).fit(X[:800], y[:800])
+    acc = clf.score(X[800:], y[800:])
+    # A linear classifier gets about 80 % here; the boundary is noiseless,
+    # so a kernel classifier with a good width errs only near it.  With 400
+    # test points the standard error of the accuracy is at most 2.5 %.
+    linear = LogisticRegression().fit(X[:800], y[:800]).score(X[800:], y[800:])
+    assert acc > max(0.93, linear + 0.08)
+    # The width came from the pilot and the path started there.
+    assert clf.path_["lifetimes"][0] == pytest.approx(clf.path_["pilot_lifetime"])
+    assert clf.lifetime_ in clf.path_["lifetimes"]
+
+
+def test_class_weight_balanced_equals_the_dict(problem):
+    X, y2, _, _ = problem
+    n0, n1 = np.bincount(y2[:200])
+    cw = {0: 200 / (2 * n0), 1: 200 / (2 * n1)}
+    kw = dict(n_trees=10, max_lifetime=3.0, Cs=[1.0, 10.0], random_state=0,
+              validation_fraction=0.25)
+    a = MondrianKernelClassifierCV(class_weight="balanced", **kw).fit(X[:200], y2[:200])
+    b = MondrianKernelClassifierCV(class_weight=cw, **kw).fit(X[:200], y2[:200])
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-10)
+    plain = MondrianKernelClassifierCV(**kw).fit(X[:200], y2[:200])
+    # Up-weighting the minority class moves predictions towards it.
+    minority = int(n1 < n0)
+    assert (np.mean(a.predict(X) == minority) > np.mean(plain.predict(X) == minority))
+
+
+def test_squared_hinge_has_no_probabilities(problem):
+    X, y2, _, _ = problem
+    clf = MondrianKernelClassifierCV(loss="squared_hinge", n_trees=10, random_state=0)
+    clf.fit(X, y2)
+    assert not hasattr(clf, "predict_proba")
+    assert clf.decision_function(X).shape == (240,)
+    assert np.all(clf.path_["grad_ratio"] <= clf.path_["tol"])
+
+
+@pytest.mark.parametrize("params, fit_y, match, exc", [
+    ({}, "one", "at least 2 classes", ValueError),
+    ({}, "nan", "NaN", ValueError),
+    ({}, "continuous", "Unknown label type", ValueError),
+    ({"class_weight": {7: 2.0}}, None, "class_weight names the label 7", ValueError),
+    ({"class_weight": {0: -1.0}}, None, r"class_weight\[0\]", ValueError),
+    ({"class_weight": "uniform"}, None, "class_weight", ValueError),
+    ({"class_weight": [1, 2]}, None, "class_weight", TypeError),
+    ({"Cs": []}, None, "Cs", ValueError),
+    ({"Cs": [1.0, -2.0]}, None, "Cs", ValueError),
+    ({"tol": 0.0}, None, "tol", ValueError),
+    ({"max_iter": 0}, None, "max_iter", ValueError),
+    ({"loss": "hinge", "solver": "newton"}, None, "hinge", ValueError),
+    ({"loss": "squared_hinge", "solver": "sgd"}, None, "squared_hinge", ValueError),
+    ({"solver": "lbfgs"}, None, "solver", ValueError),
+    ({"warm_start": True}, None, "warm_start", ValueError),
+    ({"n_lifetimes": 5}, None, "n_lifetimes", ValueError),
+    ({"solver": "sgd", "class_weight": "balanced"}, None, "class_weight", ValueError),
+])
+def test_bad_input(problem, params, fit_y, match, exc):
+    X, y2, _, _ = problem
+    y = {None: y2, "one": np.zeros(240, dtype=int),
+         "nan": np.where(y2 == 1, np.nan, 0.0), "continuous": X[:, 0]}[fit_y]
+    with pytest.raises(exc, match=match):
+        MondrianKernelClassifierCV(n_trees=5, **params).fit(X, y)
+
+
+def test_validation_labels_must_be_classes(problem):
+    X, y2, _, _ = problem
+    with pytest.raises(ValueError, match="y_val holds labels not seen in y"):
+        MondrianKernelClassifierCV(n_trees=5).fit(X[:200], y2[:200], X[200:],
+                                                  np.full(40, 3))
+
+
+def test_sgd_solver_with_automatic_lifetime(problem):
+    """solver='sgd' (the paper's path) with max_lifetime='auto' sweeps
+    [0, 4λ₀], λ₀ = 1/(median ℓ₁ distance between training points)."""
+    from mondrian.path.search import lifetime_scale
+
+    X, y2, _, _ = problem
+    clf = MondrianKernelClassifierCV(solver="sgd", n_trees=5, n_lifetimes=4,
+                                     random_state=0).fit(X, y2)
+    assert clf.solver_ == "sgd" and clf.C_ is None
+    # 240 rows: the median uses every pair, no random draw.
+    assert clf.features_.lifetime_ == pytest.approx(
+        4.0 * lifetime_scale(X, np.random.default_rng(0)))
+    assert clf.lifetime_ in clf.path_["lifetimes"]
+
+
+def test_every_class_keeps_a_training_point():
+    """A class whose only point would be held out for validation is kept
+    in training, so that each problem has a finite solution."""
+    rng = np.random.default_rng(3)
+    X = rng.random((60, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    y[17] = 2                                   # a class with one point
+    held_out = []
+    for seed in (0, 9, 13):
+        # The random split the estimator draws (first child of the seed).
+        split = np.random.default_rng(seed).spawn(4)[0]
+        held_out.append(17 in split.permutation(60)[:12])
+        clf = MondrianKernelClassifierCV(n_trees=5, random_state=seed).fit(X, y)
+        assert 17 not in clf.path_["validation_rows"]
+        assert np.all(clf.path_["grad_ratio"] <= clf.path_["tol"])
+    assert any(held_out)        # the rule was exercised
+
+
+def test_unconverged_solves_warn(problem):
+    X, y2, _, _ = problem
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        clf = MondrianKernelClassifierCV(n_trees=10, max_iter=1, tol=1e-8,
+                                         random_state=0).fit(X, y2)
+    assert np.max(clf.path_["grad_ratio"]) > 1e-8
