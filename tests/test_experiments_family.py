@@ -135,7 +135,8 @@ def test_slides_table(tmp_path):
     rows = read_rows(tmp_path / "slides_table.csv")
     assert {r["dataset"] for r in rows} == {"nursery", "cod-rna"}
     methods = {r["method"] for r in rows}
-    assert methods == {"svc-exponential", "svc-gaussian", "fourier+linearsvc", "h01+linearsvc"}
+    assert methods == {"svc-exponential", "svc-gaussian", "fourier+linearsvc", "h01+linearsvc",
+                       "mondrian-classifier"}
     for r in rows:
         assert 50.0 < float(r["accuracy_percent"]) <= 100.0
         assert "subsample" in r["note"] or r["note"] == "all training points"
@@ -147,7 +148,7 @@ def test_slides_table(tmp_path):
     for name in ("nursery", "cod-rna"):
         sub = [r for r in rows if r["dataset"] == name and r["train_speedup"]]
         ref = next(r for r in rows if r["dataset"] == name and r["method"] == "svc-exponential")
-        assert len(sub) == 3
+        assert len(sub) == 4   # three random-feature methods and the Mondrian classifier
         t_ref = float(ref["train_seconds"])
         for r in sub:
             t = float(r["train_seconds"])
