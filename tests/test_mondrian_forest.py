@@ -1,4 +1,4 @@
-"""Mondrian forests on the kernel's trees (mondrian/forest.py, c/nodestats.h,
+"""Mondrian forests on the kernel's trees (mondrian/forest/estimators.py, c/nodestats.h,
 c/mforest.h): node statistics, the Gaussian posterior, the conditional
 Mondrian mixture and the estimators' conventions."""
 import numpy as np

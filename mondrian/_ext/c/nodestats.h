@@ -1,6 +1,6 @@
 /*
  * nodestats.h -- per-node statistics of the training targets of a Mondrian
- * forest, for the forest estimators (mondrian/forest.py).
+ * forest, for the forest estimators (mondrian/forest/estimators.py).
  *
  * The statistics belong to the estimators, not to the tree store: the
  * forest (forest.h) keeps the trees, the points and their permutations; the

@@ -48,11 +48,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._ext import _mforest
-from ._validation import (check_array_input, check_bool, check_fraction, check_int,
+from .._ext import _mforest
+from .._validation import (check_array_input, check_bool, check_fraction, check_int,
                           check_lifetime, check_positive_float, check_random_generator,
                           check_rotation, check_target_scale, resolve_n_jobs)
-from .features import MondrianFeatures
+from ..features import MondrianFeatures
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
 
@@ -112,7 +112,7 @@ class _MondrianForestBase(BaseEstimator):
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
         select = (auto_lifetime or len(grid) > 1) and n >= MIN_POINTS_FOR_SELECTION
-        from .path.search import lifetime_scale
+        from ..path.search import lifetime_scale
         # Draws from rng's own stream: the trees' streams are spawned.
         self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
         if auto_lifetime:
