@@ -2,6 +2,7 @@
 
 Run on a ``LocalCluster`` of two worker processes; skipped without dask."""
 import numpy as np
+from sklearn.base import clone
 import pytest
 
 da = pytest.importorskip("dask.array")
@@ -196,6 +197,15 @@ def test_ssgp_on_dask_equals_in_memory(client, chunks):
         reference.log_marginal_likelihood_value_, rel=1e-6)
     with pytest.raises(ValueError, match="return_cov"):
         fitted.predict(Xd, return_cov=True)
+    # With a subsample: the same rows are gathered to the client for the
+    # runs, and the Newton refinement on all rows, in dask passes, reaches
+    # the in-memory optimum.
+    sub = SparseSpectrumGPRegressor(6, subsample=250, random_state=2)
+    fitted, reference = clone(sub).fit(Xd, yd), clone(sub).fit(X, y)
+    assert fitted.subsample_rows_ == reference.subsample_rows_ == 250
+    np.testing.assert_array_equal(fitted.spectral_points_, reference.spectral_points_)
+    assert fitted.log_marginal_likelihood_value_ == pytest.approx(
+        reference.log_marginal_likelihood_value_, rel=1e-6)
 
 
 def test_a_worker_killed_mid_fit_gives_the_same_model(client, small_sample, tmp_path):

@@ -146,3 +146,15 @@ def test_cos_sin_kernel_accuracy():
     np.testing.assert_allclose(out[0, 0::2], 2.0 * np.cos(t), rtol=0, atol=2e-15)
     np.testing.assert_allclose(out[0, 1::2], 2.0 * np.sin(t), rtol=0, atol=2e-15)
     assert cos_sin_pairs(np.empty((3, 0)), 1.0).shape == (3, 0)
+    # Threads split the work element by element: bit for bit the same, and
+    # the same accuracy, including the NaN/inf/huge arguments of the libm
+    # fallback spread over several chunks.
+    T = np.tile(t, 3).reshape(3, -1)
+    T[1, ::1000] = np.nan
+    T[2, ::777] = np.inf
+    one, two = cos_sin_pairs(T, 0.5, 1), cos_sin_pairs(T, 0.5, 2)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one[0], 0.25 * out[0])
+    assert np.all(np.isnan(two[1, 0:2000:2000]))
+    with pytest.raises(ValueError, match="n_threads"):
+        cos_sin_pairs(T, 1.0, 0)

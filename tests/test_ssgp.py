@@ -416,6 +416,11 @@ def test_ssgp_approaches_the_exact_gp_at_the_monte_carlo_rate():
     (dict(tol=0.0), ValueError, "tol"),
     (dict(tol=float("nan")), ValueError, "tol"),
     (dict(block_size=0), ValueError, "block_size"),
+    (dict(subsample=0), ValueError, "subsample"),
+    (dict(subsample=-5), ValueError, "subsample"),
+    (dict(subsample="half"), ValueError, "subsample"),
+    (dict(subsample=2.5), TypeError, "subsample"),
+    (dict(subsample=10, optimize_frequencies=True), ValueError, "subsample"),
     (dict(optimize_frequencies=1), TypeError, "optimize_frequencies"),
     (dict(normalize_y="yes"), TypeError, "normalize_y"),
     (dict(callback=3), TypeError, "callback"),
@@ -524,3 +529,95 @@ def test_restarts_in_parallel_equal_the_serial_loop():
     np.testing.assert_array_equal(parallel.theta_, serial.theta_)
     np.testing.assert_array_equal(parallel.spectral_points_, serial.spectral_points_)
     assert parallel.nlml_restarts_.shape == (4,)
+
+
+def _subsample_data(n=3000, D=3, seed=21):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n, D))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.2 * rng.standard_normal(n)
+    return X, y
+
+
+def test_subsample_then_newton_reaches_the_full_data_optimum():
+    """subsample=m trains on m rows, then quasi-Newton steps on all rows reach
+    the optimum of the full NLML for the kept spectral points: the one a
+    tight L-BFGS-B run on all rows finds from the same start."""
+    from scipy.optimize import minimize
+    from mondrian.gp.ssgp import _nlml
+    X, y = _subsample_data()
+    m = SparseSpectrumGPRegressor(16, subsample=400, random_state=0).fit(X, y)
+    assert m.subsample_rows_ == 400 and m.n_refine_steps_ >= 1
+    yn, eps = m.y_train_, m.spectral_points_
+    yy = float(yn @ yn)
+    lo, hi = np.log(HYPERPARAMETER_BOUNDS)
+
+    def f(theta):
+        ev = _nlml(X, yn, yy, eps, theta, gradient=True, block_size=None)
+        return ev.nlml, ev.grad_theta
+
+    best = minimize(f, m.theta_, jac=True, method="L-BFGS-B", bounds=[(lo, hi)] * 5,
+                    options={"ftol": 1e-14, "gtol": 1e-9, "maxiter": 2000})
+    nlml = -m.log_marginal_likelihood_value_
+    # The refinement stops when the Newton decrement (its predicted remaining
+    # decrease) is below tol = 1e-6 relative; allow ten times that.
+    assert best.fun <= nlml + 1e-12 * abs(nlml)
+    assert nlml - best.fun <= 1e-5 * abs(best.fun)
+    # The kept run's reported final NLML is that of all rows.
+    assert m.nlml_restarts_[0] == pytest.approx(nlml, rel=1e-14)
+
+
+def test_newton_refine_with_the_exact_hessian_converges_quadratically():
+    """With the full data's own Hessian (and BFGS corrections) the steps are
+    Newton steps: from near the optimum, a handful reach it."""
+    from mondrian.gp.ssgp import _hessian, _newton_refine, _nlml
+    X, y = _subsample_data(n=1500)
+    m = SparseSpectrumGPRegressor(8, subsample=None, random_state=1, tol=1e-12).fit(X, y)
+    yn, eps = m.y_train_, m.spectral_points_
+    yy = float(yn @ yn)
+    lo, hi = np.log(HYPERPARAMETER_BOUNDS)
+    start = m.theta_ + np.array([0.05, -0.05, 0.05, 0.0, 0.05])
+    start = np.clip(start, lo, hi)
+    H = _hessian(X, yn, yy, eps, m.theta_, None)
+    ev, theta, steps, status = _newton_refine(X, yn, yy, eps, start, H, (lo, hi), 1e-12, 50,
+                                              None, None)
+    assert status == 0 and steps <= 6
+    assert ev.nlml <= -m.log_marginal_likelihood_value_ + 1e-9 * abs(ev.nlml)
+    assert ev.nlml == pytest.approx(_nlml(X, yn, yy, eps, theta, gradient=False,
+                                          block_size=None).nlml, rel=1e-14)
+
+
+def test_subsample_auto_and_none():
+    """'auto' uses no subsample at or below SUBSAMPLE_FACTOR * SUBSAMPLE_ROWS
+    rows (the fit is bit for bit that of subsample=None) and a subsample of
+    SUBSAMPLE_ROWS above; a subsample at least n is no subsample."""
+    from mondrian.gp import ssgp
+    X, y = _subsample_data(n=500)
+    a = SparseSpectrumGPRegressor(8, random_state=3).fit(X, y)
+    b = SparseSpectrumGPRegressor(8, subsample=None, random_state=3).fit(X, y)
+    c = SparseSpectrumGPRegressor(8, subsample=500, random_state=3).fit(X, y)
+    for other in (b, c):
+        np.testing.assert_array_equal(a.theta_, other.theta_)
+        np.testing.assert_array_equal(a.weights_mean_, other.weights_mean_)
+    assert a.subsample_rows_ == 500 and a.n_refine_steps_ == 0
+    est = SparseSpectrumGPRegressor(8)
+    limit = ssgp.SUBSAMPLE_FACTOR * ssgp.SUBSAMPLE_ROWS
+    assert est._subsample_rows(limit, False) == limit
+    assert est._subsample_rows(limit + 1, False) == ssgp.SUBSAMPLE_ROWS
+    assert est._subsample_rows(limit + 1, True) == limit + 1
+
+
+def test_subsample_fit_is_reproducible_and_calls_back():
+    X, y = _subsample_data(n=2000)
+    seen = []
+    kw = dict(n_components=8, subsample=300, random_state=4)
+    m = SparseSpectrumGPRegressor(**kw, callback=lambda est, r, it: seen.append(
+        (r, it, est.log_marginal_likelihood_value_))).fit(X, y)
+    again = SparseSpectrumGPRegressor(**kw).fit(X, y)
+    np.testing.assert_array_equal(m.theta_, again.theta_)
+    # The callback sees the refinement's steps on all rows, numbered after
+    # the subsample's iterations, with a non-decreasing evidence.
+    assert [it for _, it, _ in seen] == list(range(m.n_iter_ - m.n_refine_steps_ + 1,
+                                                   m.n_iter_ + 1))
+    lml = [v for _, _, v in seen]
+    assert all(b >= a for a, b in zip(lml, lml[1:]))
+    assert lml[-1] == m.log_marginal_likelihood_value_

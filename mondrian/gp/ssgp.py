@@ -89,6 +89,17 @@ SERIAL_FLOPS = 2e9
 #: x 8 at p = 256 ranking ten draws on all rows cost about 94 s of CPU.
 DRAW_ROWS = 20_000
 
+#: ``subsample='auto'``: above ``SUBSAMPLE_FACTOR * SUBSAMPLE_ROWS`` rows (and
+#: with the spectral points fixed) the hyperparameters are first trained on
+#: ``SUBSAMPLE_ROWS`` random rows, then refined on all rows by Newton steps
+#: preconditioned with the subsample's Hessian (see ``fit``).
+SUBSAMPLE_ROWS = 20_000
+SUBSAMPLE_FACTOR = 4
+
+#: Newton refinement: relative step of the finite differences of the
+#: analytic gradient that give the subsample's Hessian (in log space).
+_HESSIAN_STEP = 1e-4
+
 
 def _blas_limit(n: int, n_features2: int):
     """One BLAS thread for small products (see ``SERIAL_FLOPS``), else no limit."""
@@ -108,9 +119,16 @@ def _block_rows(n: int, n_features2: int, block_size: int | None) -> int:
     return max(256, _BLOCK_BYTES // (8 * n_features2))
 
 
-def _features(X: np.ndarray, omega: np.ndarray) -> np.ndarray:
+def _feature_threads(n: int, n_features2: int) -> int:
+    """Threads of the cos/sin pass over n rows: one where BLAS runs on one
+    thread (``SERIAL_FLOPS``; small problems, whose restarts run in
+    parallel), else every core."""
+    return 1 if n * n_features2 ** 2 <= SERIAL_FLOPS else available_cores()
+
+
+def _features(X: np.ndarray, omega: np.ndarray, n_threads: int = 1) -> np.ndarray:
     """Φ with columns 2j, 2j+1 = cos, sin of ω_jᵀx (C, _ext/c/fourier.c)."""
-    return cos_sin_pairs(X @ omega, 1.0)
+    return cos_sin_pairs(X @ omega, 1.0, n_threads)
 
 
 def _normal_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, rows: int):
@@ -120,8 +138,9 @@ def _normal_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, rows: int):
     G = np.zeros((m2, m2))
     b = np.zeros(m2)
     Phi = None
+    threads = _feature_threads(n, m2)
     for start in range(0, n, rows):
-        Phi = _features(X[start:start + rows], omega)
+        Phi = _features(X[start:start + rows], omega, threads)
         G += Phi.T @ Phi                                   # BLAS syrk
         b += Phi.T @ y[start:start + rows]
     return G, b, (Phi if rows >= n else None)
@@ -135,9 +154,10 @@ def _gradient_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, M: np.ndarra
     p = omega.shape[1]
     W = np.zeros((D, p))
     C = np.zeros((D, 2 * p))
+    threads = _feature_threads(n, 2 * p)
     for start in range(0, n, rows):
         Xb = X[start:start + rows]
-        Pb = Phi if Phi is not None else _features(Xb, omega)
+        Pb = Phi if Phi is not None else _features(Xb, omega, threads)
         E = Pb @ M                                         # BLAS gemm
         # H = E paired with (-sin, cos), without temporaries beyond H itself
         H = np.multiply(E[:, 1::2], Pb[:, 0::2])
@@ -460,7 +480,26 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         L-BFGS-B iterations per run.  A run stopped by this limit is
         reported with a ``ConvergenceWarning`` if it is the one kept.
         0: no training; the model at the starting hyperparameters with the
-        best of the ``n_frequency_draws`` draws (over all runs).
+        best of the ``n_frequency_draws`` draws (over all runs).  With a
+        subsample, also the most Newton steps of the refinement.
+    subsample : 'auto', int or None, default='auto'
+        Train on a random subsample first, then refine on all rows.  An
+        int m < n: every run (draws, restarts, L-BFGS-B) works on m random
+        rows (drawn from ``random_state``); the best run's θ is then
+        refined on all n rows by Newton steps whose Hessian is that of the
+        subsample's NLML at its optimum (finite differences of the analytic
+        gradient, D + 2 evaluations on the subsample) scaled by n/m, with a
+        backtracking (Armijo) line search, bound constraints handled by
+        fixing the coordinates a bound stops, until a step lowers the full
+        NLML by less than ``tol`` relative.  Because the NLML is a sum over
+        rows, the subsample's Hessian is that of the full NLML up to
+        sampling error, so a few full passes reach the full-data optimum
+        that L-BFGS-B (with no curvature at its start) needs tens of passes
+        for.  'auto': m = :data:`SUBSAMPLE_ROWS` when n exceeds
+        :data:`SUBSAMPLE_FACTOR` times that and the spectral points are
+        fixed, else no subsample.  None: no subsample.  Not used with
+        ``optimize_frequencies`` (p·D more parameters: a Hessian would cost
+        p·D passes).
     block_size : int, optional
         Rows per block of the accumulation of ΦᵀΦ and Φᵀy (and of
         ``predict``); default all rows if their features take at most
@@ -502,7 +541,12 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     nlml_restarts_ : ndarray of shape (n_restarts + 1,)
         Final NLML of every run.
     n_iter_ : int
-        L-BFGS-B iterations of the run kept.
+        L-BFGS-B iterations of the run kept, plus the Newton steps of the
+        refinement on all rows when a subsample was used.
+    subsample_rows_ : int
+        Rows the runs were trained on (n without a subsample).
+    n_refine_steps_ : int
+        Newton steps on all rows (0 without a subsample).
     weights_mean_ : ndarray of shape (2 * n_components,)
         Posterior mean of the feature weights, (σ_f²/p) A⁻¹Φᵀy.
     y_train_mean_, y_train_std_ : float
@@ -550,8 +594,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
                  signal_variance: float | None = None, noise_variance: float | None = None,
                  optimize_frequencies: bool = False, n_restarts: int = 0,
                  n_frequency_draws: int = 10, normalize_y: bool = True, tol: float = 1e-6,
-                 max_iter: int = 1000, block_size: int | None = None, random_state=None,
-                 callback=None, verbose: int = 0):
+                 max_iter: int = 1000, subsample="auto", block_size: int | None = None,
+                 random_state=None, callback=None, verbose: int = 0):
         self.n_components = n_components
         self.length_scale = length_scale
         self.signal_variance = signal_variance
@@ -562,6 +606,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         self.normalize_y = normalize_y
         self.tol = tol
         self.max_iter = max_iter
+        self.subsample = subsample
         self.block_size = block_size
         self.random_state = random_state
         self.callback = callback
@@ -609,33 +654,49 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         theta0 = self._initial_theta(X, yn)
         lo, hi = np.log(HYPERPARAMETER_BOUNDS)
         bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
+        m = self._subsample_rows(n, optimize_eps)
+        streams = rng.spawn(n_restarts + 1)
+        # The runs train on Xr, yr: all rows, or m rows drawn from a stream
+        # spawned after the runs' own (so that without a subsample every
+        # result is what it was before subsampling existed).
+        Xr, yr = X, yn
+        if m < n:
+            rows = np.sort(rng.spawn(1)[0].choice(n, m, replace=False))
+            if dask_data:
+                from .._dask import gather_rows
+                Xr, yr = gather_rows(X, yn, rows)
+            else:
+                Xr, yr = X[rows], yn[rows]
+        nr = Xr.shape[0]
+        yyr = float(yr @ yr)
+        runs_on_dask = dask_data and m == n
 
         def one_run(restart: int, stream: np.random.Generator):
             eps0 = None
             best0 = np.inf
             # The draws are ranked on at most DRAW_ROWS rows: a start, not a
             # fit, need not cost n_draws passes over all the data.
-            Xd, yd = X, yn
-            if n > DRAW_ROWS:
-                rows = np.sort(stream.choice(n, DRAW_ROWS, replace=False))
-                if dask_data:
+            Xd, yd = Xr, yr
+            if nr > DRAW_ROWS:
+                rows = np.sort(stream.choice(nr, DRAW_ROWS, replace=False))
+                if runs_on_dask:
                     from .._dask import gather_rows
-                    Xd, yd = gather_rows(X, yn, rows)
+                    Xd, yd = gather_rows(Xr, yr, rows)
                 else:
-                    Xd, yd = X[rows], yn[rows]
-            elif dask_data:
+                    Xd, yd = Xr[rows], yr[rows]
+            elif runs_on_dask:
                 from .._dask import gather_rows
-                Xd, yd = gather_rows(X, yn, np.arange(n))
+                Xd, yd = gather_rows(Xr, yr, np.arange(nr))
             yyd = float(yd @ yd)
             for _ in range(n_draws):
                 eps = stream.standard_normal((p, D))
                 value = _safe_nlml(Xd, yd, yyd, eps, theta0, block_size)
                 if eps0 is None or value < best0:
                     eps0, best0 = eps, value
-            run = _Run(X, yn, yy, eps0, optimize_eps, block_size)
+            run = _Run(Xr, yr, yyr, eps0, optimize_eps, block_size)
             z0 = run.pack(theta0, eps0)
             cb = None
-            if self.callback is not None:
+            if self.callback is not None and m == n:
                 def cb(xk):
                     # scipy passes the iterate (an OptimizeResult only to a
                     # callback whose one parameter is intermediate_result)
@@ -654,16 +715,15 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             theta, eps = run.unpack(z)
             return run.evaluate_at(theta, eps), theta, eps, nit, status
 
-        streams = rng.spawn(n_restarts + 1)
-        serial = n * (2 * p) ** 2 <= SERIAL_FLOPS
+        serial = nr * (2 * p) ** 2 <= SERIAL_FLOPS
         # Small problems run on one BLAS thread each, so independent runs go
         # to the cores in parallel (not with a callback, which may touch the
         # estimator); every run has its own stream, so the result does not
         # depend on the order in which they finish.
         workers = min(len(streams), available_cores()) if (
-            serial and self.callback is None and not dask_data) else 1
-        with _blas_limit(n, 2 * p), progress(n_restarts + 1, f"{type(self).__name__} runs",
-                                             verbose) as bar:
+            serial and self.callback is None and not runs_on_dask) else 1
+        with _blas_limit(nr, 2 * p), progress(n_restarts + 1, f"{type(self).__name__} runs",
+                                              verbose) as bar:
             if workers > 1:
                 with concurrent.futures.ThreadPoolExecutor(workers) as pool:
                     futures = [pool.submit(one_run, r, st) for r, st in enumerate(streams)]
@@ -679,13 +739,32 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         finals = [result[0].nlml for result in results]
         # The first run with the lowest NLML, as a sequential loop keeps it.
         best = None
-        for result in results:
+        for index, result in enumerate(results):
             if best is None or result[0].nlml < best[0].nlml:
-                best = result
+                best, best_index = result, index
         ev, theta, eps, nit, status = best
         if not np.isfinite(ev.nlml):
             raise np.linalg.LinAlgError("SparseSpectrumGPRegressor: the NLML is not finite at "
                                         "the end of every run (A not positive definite)")
+        self.subsample_rows_ = nr
+        self.n_refine_steps_ = 0
+        if m < n and max_iter > 0:
+            with _blas_limit(nr, 2 * p):
+                hessian = _hessian(Xr, yr, yyr, eps, theta, block_size) * (n / nr)
+            callback = None
+            if self.callback is not None:
+                def callback(step_ev, step_theta, step):
+                    self._set_state(step_ev, step_theta, eps)
+                    self.callback(self, best_index, nit + step)
+            with _blas_limit(n, 2 * p):
+                ev, theta, steps, refine_status = _newton_refine(
+                    X, yn, yy, eps, theta, hessian, (lo, hi), tol, max_iter, block_size,
+                    callback)
+            self.n_refine_steps_ = steps
+            nit += steps
+            status = max(status, refine_status)
+            # The kept run's final NLML is now that of all rows.
+            finals[best_index] = ev.nlml
         self._set_state(ev, theta, eps)
         self.nlml_restarts_ = np.asarray(finals)
         self.n_iter_ = nit
@@ -693,6 +772,23 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             warnings.warn(f"SparseSpectrumGPRegressor: L-BFGS-B stopped at max_iter={max_iter} "
                           "iterations; increase max_iter", ConvergenceWarning, stacklevel=2)
         return self
+
+    def _subsample_rows(self, n: int, optimize_eps: bool) -> int:
+        """Rows the runs train on (``subsample``); n means all of them."""
+        sub = self.subsample
+        if sub is None:
+            return n
+        if isinstance(sub, str):
+            if sub != "auto":
+                raise ValueError(f"subsample must be 'auto', a positive int or None, got {sub!r}")
+            if optimize_eps or n <= SUBSAMPLE_FACTOR * SUBSAMPLE_ROWS:
+                return n
+            return SUBSAMPLE_ROWS
+        m = check_int(sub, "subsample")
+        if optimize_eps:
+            raise ValueError("subsample: a subsample is not used with optimize_frequencies=True "
+                             "(set subsample=None)")
+        return min(m, n)
 
     def _initial_theta(self, X: np.ndarray, yn: np.ndarray) -> np.ndarray:
         """:func:`initial_theta`, with the user's starting values where given."""
@@ -781,9 +877,10 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         mean = np.empty(n)
         var = np.empty(n) if return_std else None
         V = np.empty((m2, n)) if return_cov else None
+        threads = _feature_threads(n, m2)
         with _blas_limit(n, m2):
             for start in range(0, n, rows):
-                Phi = _features(X[start:start + rows], self.frequencies_)
+                Phi = _features(X[start:start + rows], self.frequencies_, threads)
                 mean[start:start + rows] = Phi @ self.weights_mean_
                 if return_std or return_cov:
                     Vb = la.solve_triangular(self._R, Phi.T, trans="T", check_finite=False)
@@ -838,8 +935,10 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             self._R, z, check_finite=False)
         F = np.empty((X.shape[0], n_samples))
         rows = _block_rows(X.shape[0], m2, _check_block_size(self.block_size))
+        threads = _feature_threads(X.shape[0], m2)
         for start in range(0, X.shape[0], rows):
-            F[start:start + rows] = _features(X[start:start + rows], self.frequencies_) @ W
+            F[start:start + rows] = _features(X[start:start + rows], self.frequencies_,
+                                              threads) @ W
         if include_noise:
             F += np.sqrt(s) * rng.standard_normal(F.shape)
         return F * self.y_train_std_ + self.y_train_mean_
@@ -885,6 +984,94 @@ def _safe_nlml(X, y, yy, eps, theta, block_size) -> float:
     except np.linalg.LinAlgError:
         return np.inf
 
+
+def _hessian(X, y, yy, eps, theta, block_size) -> np.ndarray:
+    """Hessian of the NLML in θ at ``theta`` (ε fixed): forward differences
+    of the analytic gradient, one evaluation per coordinate, symmetrised."""
+    k = theta.size
+    g0 = _nlml(X, y, yy, eps, theta, gradient=True, block_size=block_size).grad_theta
+    H = np.empty((k, k))
+    for j in range(k):
+        step = np.zeros(k)
+        step[j] = _HESSIAN_STEP
+        try:
+            gj = _nlml(X, y, yy, eps, theta + step, gradient=True,
+                       block_size=block_size).grad_theta
+        except np.linalg.LinAlgError:
+            step[j] = -_HESSIAN_STEP
+            gj = 2.0 * g0 - _nlml(X, y, yy, eps, theta + step, gradient=True,
+                                  block_size=block_size).grad_theta
+        H[:, j] = (gj - g0) / _HESSIAN_STEP
+    return 0.5 * (H + H.T)
+
+
+def _newton_direction(hessian: np.ndarray, grad: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """-H⁻¹g on the free coordinates (zero on the others), with the
+    eigenvalues of H floored at 1e-8 of the largest one (a flat direction
+    of the NLML gives a long step, which the line search and the bounds
+    shorten, not an infinite one)."""
+    d = np.zeros_like(grad)
+    if not np.any(free):
+        return d
+    Hf = hessian[np.ix_(free, free)]
+    w, V = np.linalg.eigh(Hf)
+    floor = 1e-8 * max(float(np.max(np.abs(w))), np.finfo(float).tiny)
+    w = np.maximum(w, floor)
+    d[free] = -(V @ ((V.T @ grad[free]) / w))
+    return d
+
+
+def _newton_refine(X, y, yy, eps, theta, hessian, box, tol, max_steps, block_size, callback):
+    """Minimise the NLML of all rows in θ from ``theta`` by quasi-Newton steps
+    that start from ``hessian`` (the subsample's, scaled) and correct it by
+    BFGS updates along the way, with an Armijo backtracking line search.
+
+    Coordinates at a bound whose gradient pushes outwards stay there; steps
+    are clipped to the box.  Stops when the predicted decrease -½ gᵀd of
+    the next step (the Newton decrement) is at most ``tol`` relative to the
+    NLML, when no step along the direction lowers it, or after
+    ``max_steps`` steps (status 1).  Returns (evaluation, θ, steps, status).
+    """
+    lo, hi = box
+    H = np.array(hessian, dtype=np.float64)
+    ev = _nlml(X, y, yy, eps, theta, gradient=True, block_size=block_size)
+    steps = 0
+    while True:
+        g = ev.grad_theta
+        free = ~(((theta <= lo) & (g > 0)) | ((theta >= hi) & (g < 0)))
+        d = _newton_direction(H, g, free)
+        slope = float(g @ d)
+        if not slope < 0 or -0.5 * slope <= tol * max(abs(ev.nlml), 1.0):
+            return ev, theta, steps, 0
+        if steps >= max_steps:
+            return ev, theta, steps, 1
+        t = 1.0
+        accepted = None
+        for _ in range(30):
+            trial = np.clip(theta + t * d, lo, hi)
+            try:
+                trial_ev = _nlml(X, y, yy, eps, trial, gradient=True, block_size=block_size)
+            except np.linalg.LinAlgError:
+                trial_ev = None
+            if trial_ev is not None and \
+                    trial_ev.nlml <= ev.nlml + 1e-4 * float(g @ (trial - theta)):
+                accepted = (trial_ev, trial)
+                break
+            t *= 0.5
+        if accepted is None:
+            return ev, theta, steps, 0
+        # BFGS update of the Hessian with the step taken and the change of
+        # the gradient (skipped unless the curvature condition sᵀy > 0 holds).
+        step, change = accepted[1] - theta, accepted[0].grad_theta - g
+        sy = float(step @ change)
+        Hs = H @ step
+        sHs = float(step @ Hs)
+        if sy > 1e-12 * np.linalg.norm(step) * np.linalg.norm(change) and sHs > 0:
+            H += np.outer(change, change) / sy - np.outer(Hs, Hs) / sHs
+        ev, theta = accepted
+        steps += 1
+        if callback is not None:
+            callback(ev, theta, steps)
 
 class _Run:
     """One L-BFGS-B run: the packing of (θ, ε) and the last evaluation."""

@@ -65,4 +65,19 @@ static inline int mt_grow_zeroed(void **array, size_t old_n, size_t new_n, size_
 static inline double mt_min(double a, double b) { return a < b ? a : b; }
 static inline double mt_max(double a, double b) { return a > b ? a : b; }
 
+/*
+ * MT_SIMD_CLONES: compile a function twice, for the baseline (SSE2) and for
+ * AVX2, the loader picking the clone the CPU runs (GCC/clang target_clones).
+ * Neither target has fused multiply-add and C99 mode turns contraction off,
+ * so both clones give bitwise equal results.
+ */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define MT_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef MT_SIMD_CLONES
+#define MT_SIMD_CLONES
+#endif
+
 #endif /* MT_COMMON_H */

@@ -14,14 +14,7 @@
  * give bitwise equal results (a forest pickled on one CPU passes
  * mt_forest_check on another).
  */
-#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define MT_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef MT_SIMD_CLONES
-#define MT_SIMD_CLONES
-#endif
+/* MT_SIMD_CLONES: common.h. */
 
 int mt_forest_init(mt_forest *f, size_t n_trees, size_t n_features)
 {

@@ -7,6 +7,7 @@
  * Kernels: fdlibm's __kernel_sin / __kernel_cos polynomials.
  */
 #include "fourier.h"
+#include "common.h"
 
 #include <math.h>
 
@@ -24,23 +25,32 @@ static const double C1 = 4.16666666666666019037e-02, C2 = -1.3888888888874109574
                     C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
                     C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
 
-void mt_cos_sin_pairs(const double *restrict t, size_t n, double scale, double *restrict out)
+MT_SIMD_CLONES
+static void cos_sin_block(const double *restrict t, size_t n, double scale,
+                          double *restrict out)
 {
     for (size_t i = 0; i < n; i++) {
-        /* Out-of-range (or NaN) arguments are computed as 0 here, which keeps
-         * the integer conversion below defined; the second loop redoes them. */
-        double x = fabs(t[i]) <= MT_SINCOS_FAST_MAX ? t[i] : 0.0;
+        /* Out-of-range (or NaN) arguments give meaningless values here, in
+         * floating point only (no conversion to an integer, so nothing is
+         * undefined); the second loop redoes them.  No test in this loop
+         * keeps it vectorisable under the default -ftrapping-math. */
+        double x = t[i];
         double kd = (x * INV_PIO2 + ROUND_MAGIC) - ROUND_MAGIC;
         double r = ((x - kd * PIO2_1) - kd * PIO2_2) - kd * PIO2_3;
         double z = r * r;
         double s = r + r * z * (S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)))));
         double c = 1.0 - 0.5 * z + z * z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6)))));
-        long long q = (long long)kd & 3;
-        double swap = (double)(q & 1);
+        /* The quadrant q = kd mod 4 and its bits in floating point (kd is an
+         * integer-valued double; each floor is a round-to-nearest of a value
+         * 0.125 or more from a tie), so that the loop vectorises. */
+        double q = kd - 4.0 * ((kd * 0.25 - 0.375 + ROUND_MAGIC) - ROUND_MAGIC);
+        double high = (q * 0.5 - 0.25 + ROUND_MAGIC) - ROUND_MAGIC;  /* q >> 1 */
+        double swap = q - 2.0 * high;                                 /* q & 1 */
         double sin_v = swap * c + (1.0 - swap) * s;
         double cos_v = swap * s + (1.0 - swap) * c;
-        double sin_sign = 1.0 - 2.0 * (double)((q >> 1) & 1);
-        double cos_sign = 1.0 - 2.0 * (double)(((q + 1) >> 1) & 1);
+        double sin_sign = 1.0 - 2.0 * high;
+        /* cos is negative in quadrants 1 and 2: (q >> 1) xor (q & 1). */
+        double cos_sign = 1.0 - 2.0 * (high + swap - 2.0 * high * swap);
         out[2 * i] = scale * cos_sign * cos_v;
         out[2 * i + 1] = scale * sin_sign * sin_v;
     }
@@ -50,5 +60,27 @@ void mt_cos_sin_pairs(const double *restrict t, size_t n, double scale, double *
             out[2 * i] = scale * cos(t[i]);
             out[2 * i + 1] = scale * sin(t[i]);
         }
+    }
+}
+
+/* Pairs per OpenMP chunk: 64 KiB of angles, enough to amortise the
+ * scheduling, small enough to split a 4096 x 256 block over the threads. */
+#define MT_SINCOS_CHUNK ((size_t)8192)
+
+void mt_cos_sin_pairs(const double *t, size_t n, double scale, int n_threads, double *out)
+{
+    size_t n_chunks = (n + MT_SINCOS_CHUNK - 1) / MT_SINCOS_CHUNK;
+    if (n_threads <= 1 || n_chunks <= 1) {
+        cos_sin_block(t, n, scale, out);
+        return;
+    }
+    int nt = n_chunks < (size_t)n_threads ? (int)n_chunks : n_threads;
+    /* Each element is computed alone, so the result does not depend on
+     * the number of threads. */
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (long long c = 0; c < (long long)n_chunks; c++) {
+        size_t start = (size_t)c * MT_SINCOS_CHUNK;
+        size_t len = n - start < MT_SINCOS_CHUNK ? n - start : MT_SINCOS_CHUNK;
+        cos_sin_block(t + start, len, scale, out + 2 * start);
     }
 }

@@ -16,8 +16,10 @@
 
 /*
  * out[2*i] = scale * cos(t[i]), out[2*i + 1] = scale * sin(t[i]) for i < n.
- * t and out must not overlap.
+ * t and out must not overlap.  n_threads > 1 splits the work over OpenMP
+ * threads (each element is computed alone, so the result does not depend
+ * on the thread count); the caller releases the pool (threads.h).
  */
-void mt_cos_sin_pairs(const double *t, size_t n, double scale, double *out);
+void mt_cos_sin_pairs(const double *t, size_t n, double scale, int n_threads, double *out);
 
 #endif /* MT_FOURIER_H */
