@@ -54,7 +54,7 @@ from .._ext._fourier import cos_sin_pairs
 from .._validation import (available_cores, check_array_input, check_bool, check_int,
                            check_length_scales, check_positive_float, check_random_generator)
 from .._progress import check_verbose, progress
-from ..path.dual import blas_threads
+from ..path.dual import blas_thread_count, blas_threads
 
 __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
            "HYPERPARAMETER_BOUNDS"]
@@ -122,8 +122,10 @@ def _block_rows(n: int, n_features2: int, block_size: int | None) -> int:
 def _feature_threads(n: int, n_features2: int) -> int:
     """Threads of the cos/sin pass over n rows: one where BLAS runs on one
     thread (``SERIAL_FLOPS``; small problems, whose restarts run in
-    parallel), else every core."""
-    return 1 if n * n_features2 ** 2 <= SERIAL_FLOPS else available_cores()
+    parallel), else as many as the BLAS uses (at most the cores)."""
+    if n * n_features2 ** 2 <= SERIAL_FLOPS:
+        return 1
+    return max(1, min(available_cores(), blas_thread_count()))
 
 
 def _features(X: np.ndarray, omega: np.ndarray, n_threads: int = 1) -> np.ndarray:

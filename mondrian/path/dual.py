@@ -55,6 +55,15 @@ def blas_threads(n_threads: int):
     return _CONTROLLER[0].limit(limits=n_threads, user_api="blas")
 
 
+def blas_thread_count() -> int:
+    """Threads the loaded BLAS uses now (its current limit; 1 if none found):
+    e.g. 1 on a Dask worker, whose environment limits BLAS to one thread."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    counts = [int(lib.num_threads) for lib in _CONTROLLER[0].select(user_api="blas").lib_controllers]
+    return max(1, min(counts)) if counts else 1
+
+
 __all__ = ["cell_labels", "mondrian_kernel_matrix", "DualRidge", "DualScorer"]
 
 
