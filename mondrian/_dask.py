@@ -178,14 +178,18 @@ def _transform_block(block, features, lifetime, n_features):
 
 # ------------------------------------------------------------------- ridge
 def _normal_block(features, block, yb, n_features: int, dense: bool):
-    """(rows, Σy, ΦᵀΦ, Φᵀy, Φᵀ1) of one block."""
-    Phi = features.transform(_check_block(block, n_features))
+    """(rows, Σy, ΦᵀΦ, Φᵀy, Φᵀ1) of one block.  Dense ΦᵀΦ comes from
+    :meth:`MondrianFeatures.normal_sums` (tree-pair counts in C, without
+    forming Φ); a sparse one from the sparse product."""
+    block = _check_block(block, n_features)
     yb = np.asarray(yb, dtype=np.float64)
     if not np.all(np.isfinite(yb)):
         raise ValueError("y: a block holds NaN or infinite values")
-    G = Phi.T @ Phi
-    G = G.toarray() if dense else sp.csr_array(G)
-    return (Phi.shape[0], yb.sum(axis=0), G, np.asarray(Phi.T @ yb),
+    if dense:
+        G, Pty, Pt1 = features.normal_sums(block, yb)
+        return block.shape[0], yb.sum(axis=0), G, Pty, Pt1
+    Phi = features.transform(block)
+    return (Phi.shape[0], yb.sum(axis=0), sp.csr_array(Phi.T @ Phi), np.asarray(Phi.T @ yb),
             np.asarray(Phi.T @ np.ones(Phi.shape[0])))
 
 

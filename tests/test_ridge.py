@@ -99,6 +99,41 @@ def test_gram_equals_sparse_product(problem):
         assert np.array_equal(G, G.T)
 
 
+@pytest.mark.parametrize("rotation", [None, "uniform"])
+def test_normal_sums_equal_the_products_of_transform(problem, rotation):
+    """normal_sums(X, y) = (ΦᵀΦ, Φᵀy, Φᵀ1) of transform(X) for any points:
+    inside the boxes (counts / M) and outside (values below 1/√M), after
+    partial_fit (columns in their stable order), at any λ, 1 or 2 targets,
+    for any thread count."""
+    X, y = problem
+    rng = np.random.default_rng(5)
+    mf = MondrianFeatures(n_trees=25, lifetime=2.0, random_state=3, n_jobs=2,
+                          rotation=rotation).fit(X[:100])
+    mf.partial_fit(X[100:])
+    outside = X + rng.normal(scale=X.std(axis=0) * 0.8, size=X.shape)
+    for points, lam in ((X, None), (outside, None), (outside, 0.7)):
+        Phi = mf.transform(points, lam)
+        assert np.any(Phi.data < Phi.data.max()) == (points is outside)
+        targets = np.column_stack([y, y ** 2])
+        G, Pty, Pt1 = mf.normal_sums(points, targets, lam)
+        np.testing.assert_allclose(G, (Phi.T @ Phi).toarray(), rtol=1e-12, atol=1e-14)
+        assert np.array_equal(G, G.T)
+        np.testing.assert_allclose(Pty, Phi.T @ targets, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(Pt1, np.asarray(Phi.sum(axis=0)).ravel(), rtol=1e-12)
+        G1, Pty1, _ = mf.normal_sums(points, y, lam)
+        np.testing.assert_array_equal(G1, G)
+        np.testing.assert_array_equal(Pty1, Pty[:, 0])
+        np.testing.assert_array_equal(mf.normal_sums(points, lifetime=lam), G)
+    one = MondrianFeatures(n_trees=25, lifetime=2.0, random_state=3, n_jobs=1,
+                           rotation=rotation).fit(X[:100])
+    one.partial_fit(X[100:])
+    np.testing.assert_array_equal(one.normal_sums(outside, y)[0], mf.normal_sums(outside, y)[0])
+    with pytest.raises(ValueError, match="y"):
+        mf.normal_sums(X, y[:-1])
+    with pytest.raises(ValueError, match="y"):
+        mf.normal_sums(X, np.full(X.shape[0], np.nan))
+
+
 def test_estimator_primal_path_matches_direct_solve(problem):
     X, y = problem
     model = MondrianKernelRidge(n_trees=20, lifetime=0.7, alpha=0.3, random_state=1).fit(X, y)

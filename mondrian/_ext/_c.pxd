@@ -85,6 +85,10 @@ cdef extern from "c/features.h" nogil:
                                   double *data, int n_threads)
     int mt_forest_gram(const mt_forest *f, double lam, const mt_index *col_of_node,
                        const mt_index *col_offset, double *gram, int n_threads)
+    int mt_forest_gram_points(const mt_forest *f, const double *X, size_t n, size_t d,
+                              double lam, const mt_index *col_of_node,
+                              const mt_index *col_offset, const double *y, size_t k,
+                              double *gram, double *Pty, double *Pt1, int n_threads)
 
 cdef extern from "c/events.h" nogil:
     size_t mt_forest_n_events(const mt_forest *f)

@@ -47,7 +47,7 @@ from ._c cimport (
     mt_forest_insert, mt_forest_drop_points,
     mt_forest_draw_rotations, mt_forest_drop_transform, mt_forest_transform,
     mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
-    mt_forest_gram, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
+    mt_forest_gram, mt_forest_gram_points, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
     mt_forest_train_slices, mt_threads_release,
 )
 
@@ -712,6 +712,54 @@ cdef class Forest:
             self._end_read()
         check_status(status, "Forest.gram")
         return gram
+
+    def gram_points(self, X, double lifetime, y=None, n_threads=1):
+        """ΦᵀΦ of the features of the rows of ``X`` at ``lifetime`` (dense,
+        columns as in :meth:`features`), and with ``y`` (n, k) also Φᵀy
+        (C, k) and Φᵀ1 (C,), in one walk of every tree per row.
+
+        The features are those of :meth:`features` for ``X`` (with the
+        expected-feature value outside the boxes); the forest's points are
+        not needed.  Returns ``gram`` or ``(gram, Pty, Pt1)``.
+        """
+        cdef int nt = check_threads(n_threads)
+        cdef const double[:, ::1] Xv = X
+        cdef size_t n = Xv.shape[0], d = self.f.n_features, k = 0
+        if <size_t>Xv.shape[1] != d:
+            raise ValueError(f"X has {Xv.shape[1]} features, the forest has {d}")
+        cdef const double[:, ::1] yv
+        if y is not None:
+            yv = y
+            if <size_t>yv.shape[0] != n:
+                raise ValueError(f"y has {yv.shape[0]} rows and X {n}")
+            k = yv.shape[1]
+            if k == 0:
+                raise ValueError("y has no columns")
+        col_of_node, col_offset = self.active_columns(lifetime)
+        cdef mt_index[::1] co = col_offset, cn = col_of_node
+        cdef Py_ssize_t C = int(col_offset[self.f.n_trees])
+        gram = np.zeros((C, C), dtype=np.float64)
+        Pty = np.zeros((C, max(k, <size_t>1)), dtype=np.float64)
+        Pt1 = np.zeros(C, dtype=np.float64)
+        cdef double[:, ::1] gv = gram
+        cdef double[:, ::1] pv = Pty
+        cdef double[::1] ov = Pt1
+        cdef int status = MT_OK
+        if n > 0 and C > 0:
+            self._begin_read()
+            try:
+                with nogil:
+                    status = mt_forest_gram_points(
+                        &self.f, &Xv[0, 0], n, d, lifetime, &cn[0], &co[0],
+                        &yv[0, 0] if k > 0 else NULL, k, &gv[0, 0],
+                        &pv[0, 0] if k > 0 else NULL, &ov[0] if k > 0 else NULL, nt)
+            finally:
+                mt_threads_release()
+                self._end_read()
+        check_status(status, "Forest.gram_points")
+        if y is None:
+            return gram
+        return gram, Pty, Pt1
 
     cdef tuple _split_events(self):
         if self._events is not None:

@@ -149,6 +149,102 @@ int mt_forest_features_fitted(const mt_forest *f, double lambda,
  * int32 counters: 32 KiB, in L1); larger blocks are added to G directly. */
 #define MT_GRAM_TABLE 2048
 
+/*
+ * Adds to G's upper triangle (tree blocks m <= m2) the products of the
+ * features of n points given as tree-major local cell labels
+ * cells[m*n + i] and values w(m, i) = weights[m*n + i] (NULL: all 1),
+ * times `unit`.  A tree whose values are all 1 (all_one[m], or weights
+ * NULL) is counted in integer contingency tables; a pair with another value
+ * is added product by product.  Threads own whole row blocks m.
+ */
+static int accumulate_pairs(const int32_t *cells, const double *weights,
+                            const unsigned char *all_one, size_t n, size_t n_trees,
+                            const mt_index *col_offset, size_t n_cols, double unit,
+                            double *gram, int n_threads)
+{
+    int status = MT_OK;
+    ptrdiff_t count = (ptrdiff_t)n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        int32_t *table = malloc(4 * MT_GRAM_TABLE * sizeof(int32_t));
+        if (table == NULL) {
+            status = MT_ERR_NOMEM;
+            continue;
+        }
+        const int32_t *a = cells + (size_t)m * n;
+        const size_t row0 = (size_t)col_offset[m];
+        const size_t cm = (size_t)(col_offset[m + 1] - col_offset[m]);
+        for (size_t m2 = (size_t)m; m2 < n_trees; ++m2) {
+            const int32_t *b = cells + m2 * n;
+            const size_t col0 = (size_t)col_offset[m2];
+            const size_t cm2 = (size_t)(col_offset[m2 + 1] - col_offset[m2]);
+            const size_t size = cm * cm2;
+            if (weights != NULL && !(all_one[m] && all_one[m2])) {
+                const double *wa = weights + (size_t)m * n, *wb = weights + m2 * n;
+                for (size_t i = 0; i < n; ++i) {
+                    gram[(row0 + (size_t)a[i]) * n_cols + col0 + (size_t)b[i]] +=
+                        unit * wa[i] * wb[i];
+                }
+                continue;
+            }
+            if (size > MT_GRAM_TABLE) {
+                for (size_t i = 0; i < n; ++i) {
+                    gram[(row0 + (size_t)a[i]) * n_cols + col0 + (size_t)b[i]] += unit;
+                }
+                continue;
+            }
+            /* Four interleaved counter tables break the read-modify-write
+             * chains of consecutive points that share a cell pair. */
+            memset(table, 0, 4 * size * sizeof(int32_t));
+            size_t i = 0;
+            for (; i + 4 <= n; i += 4) {
+                table[(size_t)a[i] * cm2 + (size_t)b[i]]++;
+                table[size + (size_t)a[i + 1] * cm2 + (size_t)b[i + 1]]++;
+                table[2 * size + (size_t)a[i + 2] * cm2 + (size_t)b[i + 2]]++;
+                table[3 * size + (size_t)a[i + 3] * cm2 + (size_t)b[i + 3]]++;
+            }
+            for (; i < n; ++i) {
+                table[(size_t)a[i] * cm2 + (size_t)b[i]]++;
+            }
+            for (size_t u = 0; u < cm; ++u) {
+                double *out = gram + (row0 + u) * n_cols + col0;
+                for (size_t v = 0; v < cm2; ++v) {
+                    size_t e = u * cm2 + v;
+                    int32_t c = table[e] + table[size + e] + table[2 * size + e] +
+                                table[3 * size + e];
+                    out[v] += (double)c * unit;
+                }
+            }
+        }
+        free(table);
+    }
+    return status;
+}
+
+/* Copies G's upper triangle to its lower one, in cache-sized tiles. */
+static void mirror_upper(double *gram, size_t n_cols, int n_threads)
+{
+    const size_t tile = 64;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t bi = 0; bi < (ptrdiff_t)((n_cols + tile - 1) / tile); ++bi) {
+        size_t i0 = (size_t)bi * tile, i1 = i0 + tile < n_cols ? i0 + tile : n_cols;
+        for (size_t j0 = 0; j0 <= i0; j0 += tile) {
+            size_t j1 = j0 + tile < n_cols ? j0 + tile : n_cols;
+            for (size_t i = i0; i < i1; ++i) {
+                for (size_t j = j0; j < j1 && j < i; ++j) {
+                    gram[i * n_cols + j] = gram[j * n_cols + i];
+                }
+            }
+        }
+    }
+}
+
 int mt_forest_gram(const mt_forest *f, double lambda, const mt_index *col_of_node,
                    const mt_index *col_offset, double *gram, int n_threads)
 {
@@ -191,72 +287,105 @@ int mt_forest_gram(const mt_forest *f, double lambda, const mt_index *col_of_nod
         }
     }
     /* Block (m, m2 >= m) of G is the contingency table of the two trees'
-     * labels.  Threads own whole row blocks m, so no two write one entry.
-     * Four interleaved counter tables break the read-modify-write chains of
-     * consecutive points that share a cell pair. */
-    const double unit = 1.0 / (double)n_trees;
+     * labels. */
+    status = accumulate_pairs(cells, NULL, NULL, n, n_trees, col_offset, n_cols,
+                              1.0 / (double)n_trees, gram, n_threads);
+    free(cells);
+    mirror_upper(gram, n_cols, n_threads);
+    return status;
+}
+
+/* Rows per pass of mt_forest_gram_points: 4 MiB of labels at M = 64. */
+#define MT_GRAM_ROWS ((size_t)16384)
+
+int mt_forest_gram_points(const mt_forest *f, const double *X, size_t n, size_t d,
+                          double lambda, const mt_index *col_of_node,
+                          const mt_index *col_offset, const double *y, size_t k,
+                          double *gram, double *Pty, double *Pt1, int n_threads)
+{
+    const size_t n_trees = f->n_trees;
+    const size_t n_cols = (size_t)col_offset[n_trees];
+    const size_t chunk = n < MT_GRAM_ROWS ? (n > 0 ? n : 1) : MT_GRAM_ROWS;
+    size_t bytes;
+    int status = MT_OK;
+    if (check_forest(f, lambda) != MT_OK || d != f->n_features || n_cols > (size_t)INT32_MAX ||
+        (Pty != NULL && (y == NULL || k == 0))) {
+        return MT_ERR_ARG;
+    }
+    const double scale = 1.0 / sqrt((double)n_trees);
+    if (mt_mul_size(chunk, n_trees, &bytes) != MT_OK ||
+        mt_mul_size(bytes, sizeof(double) + sizeof(int32_t), &bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    int32_t *cells = malloc(chunk * n_trees * sizeof(int32_t));
+    double *weights = malloc(chunk * n_trees * sizeof(double));
+    unsigned char *all_one = malloc(n_trees > 0 ? n_trees : 1);
+    if (cells == NULL || weights == NULL || all_one == NULL) {
+        free(cells);
+        free(weights);
+        free(all_one);
+        return MT_ERR_NOMEM;
+    }
+    const int rotated = f->rotation != NULL;
+    const int nt = n_threads > 0 ? n_threads : 1;
+    for (size_t start = 0; start < n && status == MT_OK; start += chunk) {
+        const size_t rows = n - start < chunk ? n - start : chunk;
+        const double *Xc = X + start * d;
+        /* Tree-major labels and values e^{-exponent} of the chunk's points
+         * (the values of mt_forest_features without the scale 1/sqrt(M)). */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(min : status)
 #endif
-    for (ptrdiff_t m = 0; m < count; ++m) {
-        int32_t *table = malloc(4 * MT_GRAM_TABLE * sizeof(int32_t));
-        if (table == NULL) {
-            status = MT_ERR_NOMEM;
-            continue;
-        }
-        const int32_t *a = cells + (size_t)m * n;
-        const size_t row0 = (size_t)col_offset[m];
-        const size_t cm = (size_t)(col_offset[m + 1] - col_offset[m]);
-        for (size_t m2 = (size_t)m; m2 < n_trees; ++m2) {
-            const int32_t *b = cells + m2 * n;
-            const size_t col0 = (size_t)col_offset[m2];
-            const size_t cm2 = (size_t)(col_offset[m2 + 1] - col_offset[m2]);
-            const size_t size = cm * cm2;
-            if (size > MT_GRAM_TABLE) {
-                for (size_t i = 0; i < n; ++i) {
-                    gram[(row0 + (size_t)a[i]) * n_cols + col0 + (size_t)b[i]] += unit;
-                }
+        for (ptrdiff_t m = 0; m < (ptrdiff_t)n_trees; ++m) {
+            double *Z = NULL;
+            if (rotated && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
+                status = MT_ERR_NOMEM;
                 continue;
             }
-            memset(table, 0, 4 * size * sizeof(int32_t));
-            size_t i = 0;
-            for (; i + 4 <= n; i += 4) {
-                table[(size_t)a[i] * cm2 + (size_t)b[i]]++;
-                table[size + (size_t)a[i + 1] * cm2 + (size_t)b[i + 1]]++;
-                table[2 * size + (size_t)a[i + 2] * cm2 + (size_t)b[i + 2]]++;
-                table[3 * size + (size_t)a[i + 3] * cm2 + (size_t)b[i + 3]]++;
-            }
-            for (; i < n; ++i) {
-                table[(size_t)a[i] * cm2 + (size_t)b[i]]++;
-            }
-            for (size_t u = 0; u < cm; ++u) {
-                double *out = gram + (row0 + u) * n_cols + col0;
-                for (size_t v = 0; v < cm2; ++v) {
-                    size_t e = u * cm2 + v;
-                    int32_t c = table[e] + table[size + e] + table[2 * size + e] +
-                                table[3 * size + e];
-                    out[v] += (double)c * unit;
+            int32_t *lab = cells + (size_t)m * rows;
+            double *w = weights + (size_t)m * rows;
+            unsigned char ones = 1;
+            for (size_t i0 = 0; i0 < rows; i0 += MT_ROTATE_ROWS) {
+                size_t i1 = i0 + MT_ROTATE_ROWS < rows ? i0 + MT_ROTATE_ROWS : rows;
+                const double *pts = Xc + i0 * d;
+                if (rotated) {
+                    mt_forest_transform(f, (size_t)m, pts, i1 - i0, Z);
+                    pts = Z;
+                }
+                for (size_t i = i0; i < i1; ++i) {
+                    double exponent;
+                    mt_index j = mt_forest_lookup(f, (size_t)m, pts + (i - i0) * d, lambda,
+                                                  &exponent);
+                    lab[i] = (int32_t)(col_of_node[j] - col_offset[m]);
+                    w[i] = exponent > 0.0 ? exp(-exponent) : 1.0;
+                    ones &= (unsigned char)(exponent > 0.0 ? 0 : 1);
+                    /* Tree m's columns belong to this thread alone. */
+                    const double phi = exponent > 0.0 ? scale * exp(-exponent) : scale;
+                    if (Pt1 != NULL) {
+                        Pt1[col_of_node[j]] += phi;
+                    }
+                    if (Pty != NULL) {
+                        const double *yi = y + (start + i) * k;
+                        double *out = Pty + (size_t)col_of_node[j] * k;
+                        for (size_t t = 0; t < k; ++t) {
+                            out[t] += phi * yi[t];
+                        }
+                    }
                 }
             }
+            all_one[m] = ones;
+            free(Z);
         }
-        free(table);
+        if (status == MT_OK) {
+            status = accumulate_pairs(cells, weights, all_one, rows, n_trees, col_offset,
+                                      n_cols, 1.0 / (double)n_trees, gram, n_threads);
+        }
     }
     free(cells);
-    /* Mirror the upper triangle, in cache-sized tiles. */
-    const size_t tile = 64;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
-#endif
-    for (ptrdiff_t bi = 0; bi < (ptrdiff_t)((n_cols + tile - 1) / tile); ++bi) {
-        size_t i0 = (size_t)bi * tile, i1 = i0 + tile < n_cols ? i0 + tile : n_cols;
-        for (size_t j0 = 0; j0 <= i0; j0 += tile) {
-            size_t j1 = j0 + tile < n_cols ? j0 + tile : n_cols;
-            for (size_t i = i0; i < i1; ++i) {
-                for (size_t j = j0; j < j1 && j < i; ++j) {
-                    gram[i * n_cols + j] = gram[j * n_cols + i];
-                }
-            }
-        }
+    free(weights);
+    free(all_one);
+    if (status == MT_OK) {
+        mirror_upper(gram, n_cols, n_threads);
     }
     return status;
 }

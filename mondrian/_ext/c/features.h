@@ -46,4 +46,20 @@ int mt_forest_features_fitted(const mt_forest *f, double lambda,
 int mt_forest_gram(const mt_forest *f, double lambda, const mt_index *col_of_node,
                    const mt_index *col_offset, double *gram, int n_threads);
 
+/*
+ * The same product for n arbitrary points X (n x d, raw coordinates):
+ * G[a, b] = sum over points of phi_a(x) phi_b(x), the features of
+ * mt_forest_features (1/sqrt(M), times e^{-exponent} for a point outside
+ * its cell's box), found by walking every tree; points in rows of 16384 at
+ * a time (labels and values: 12 bytes per point and tree of scratch).
+ * In the same pass, if not NULL: Pty (n_columns x k, row-major) += Phi^T y
+ * for the targets y (n x k, row-major), Pt1 (n_columns) += Phi^T 1.
+ * gram, Pty and Pt1 must be zeroed by the caller (or hold sums to add to).
+ * Does not need the forest's points.
+ */
+int mt_forest_gram_points(const mt_forest *f, const double *X, size_t n, size_t d,
+                          double lambda, const mt_index *col_of_node,
+                          const mt_index *col_offset, const double *y, size_t k,
+                          double *gram, double *Pty, double *Pt1, int n_threads);
+
 #endif /* MT_FEATURES_H */
