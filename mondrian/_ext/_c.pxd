@@ -108,6 +108,10 @@ cdef extern from "c/mforest.h" nogil:
                                   const double *sum, double prior_mean, double prior_var,
                                   double time_scale, double noise_var, int n_threads,
                                   double *mean, double *var, double *cov)
+    int mt_forest_gauss_loo(const mt_forest *f, double lam, const double *count,
+                            const double *sum, const double *y, double prior_mean,
+                            double prior_var, size_t n_candidates, const double *time_scale,
+                            const double *noise_var, int n_threads, double *out)
     int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lam,
                                 const double *mean, const double *var, const double *cov,
                                 double prior_mean, double prior_var, double time_scale,

@@ -17,15 +17,15 @@ cimport numpy as cnp
 from ._c cimport (
     mt_index, mt_threads_release, mt_node_stats_regression, mt_node_stats_classes,
     mt_forest_gauss_posterior, mt_forest_class_posterior, mt_forest_mixture,
-    mt_forest_gauss_mixture,
+    mt_forest_gauss_mixture, mt_forest_gauss_loo,
 )
 from ._forest cimport Forest
 from ._status cimport check_status, check_threads
 
 cnp.import_array()
 
-__all__ = ["regression_stats", "class_stats", "gauss_posterior", "class_posterior",
-           "mixture", "gauss_mixture"]
+__all__ = ["regression_stats", "class_stats", "gauss_posterior", "gauss_loo",
+           "class_posterior", "mixture", "gauss_mixture"]
 
 _NO_POINTS = "the forest keeps no training points (store_points=False)"
 
@@ -106,6 +106,45 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
                  arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
                      "and noise_var > 0")
     return mean, var, cov
+
+
+def gauss_loo(Forest forest, double lam, count, total, y, double prior_mean, double prior_var,
+              time_scales, noise_vars, n_threads=1):
+    """Leave-one-out predictive (mean, second moment) of every training
+    target y[i] under the Gaussian smoothing at ``lam``, averaged over the
+    trees, for each candidate (time_scales[c], noise_vars[c]):
+    (n_candidates x n_points x 2); count and total are regression_stats' of y."""
+    cdef int nt = check_threads(n_threads)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
+    cdef const double[::1] s = np.ascontiguousarray(total, dtype=np.float64)
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    cdef const double[::1] tv = np.ascontiguousarray(time_scales, dtype=np.float64).ravel()
+    cdef const double[::1] nv = np.ascontiguousarray(noise_vars, dtype=np.float64).ravel()
+    cdef size_t k = <size_t>tv.shape[0]
+    if <size_t>c.shape[0] != nn or <size_t>s.shape[0] != nn or nn == 0:
+        raise ValueError("count and total must have one entry per node of a fitted forest")
+    if <size_t>yv.shape[0] != forest.f.n_points:
+        raise ValueError(f"y has {yv.shape[0]} entries, the forest {forest.f.n_points} points")
+    if k == 0 or <size_t>nv.shape[0] != k:
+        raise ValueError("time_scales and noise_vars must be non-empty, of one length")
+    out = np.empty((k, forest.f.n_points, 2), dtype=np.float64)
+    if forest.f.n_points == 0:
+        return out
+    cdef double[:, :, ::1] ov = out
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_gauss_loo(&forest.f, lam, &c[0], &s[0], &yv[0], prior_mean,
+                                         prior_var, k, &tv[0], &nv[0], nt, &ov[0, 0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "gauss_loo",
+                 arg=f"{_NO_POINTS}, or not 0 <= lifetime <= the forest's, prior_var >= 0, "
+                     "time_scale > 0 and noise_var > 0")
+    return out
 
 
 def class_posterior(Forest forest, double lam, counts, base, double rate, n_threads=1):

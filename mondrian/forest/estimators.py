@@ -94,6 +94,12 @@ class _MondrianForestBase(BaseEstimator):
                                                        "validation_fraction"),
                     max_nodes=self._check_max_nodes())
 
+    def _is_fitted_key(self, lam: float, hyper) -> bool:
+        """(lam, hyper) are the fitted ``lifetime_`` and resolved hyperparameters
+        (whose node posterior is worth keeping)."""
+        return (getattr(self, "_resolved", None) is not None
+                and lam == getattr(self, "lifetime_", None) and hyper == self._resolved)
+
     def _check_max_nodes(self):
         if self.max_nodes is None:
             return None
@@ -104,14 +110,23 @@ class _MondrianForestBase(BaseEstimator):
                                 n_jobs=self.n_jobs, max_nodes=params["max_nodes"],
                                 rotation=params["rotation"])
 
+    #: Whether the smoothing hyperparameters are selected in sample, by an
+    #: exact leave-one-out criterion on the trees of every point
+    #: (``_score_loo``), rather than on held-out points.
+    _selects_in_sample = False
+
     def _fit_forest(self, X: np.ndarray, targets: np.ndarray, params: dict) -> None:
-        """Grow the trees, select the hyperparameters ``self._grid()`` lists,
-        compute the node statistics on every point."""
+        """Grow the trees, select the lifetime and the hyperparameters
+        ``self._hyper_grid()`` lists, compute the node statistics on every
+        point."""
         rng = check_random_generator(self.random_state)
+        self._resolved = None
         n = X.shape[0]
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
-        select = (auto_lifetime or len(grid) > 1) and n >= MIN_POINTS_FOR_SELECTION
+        enough = n >= MIN_POINTS_FOR_SELECTION
+        select_hyper = len(grid) > 1 and enough
+        hold_out = enough and (auto_lifetime or (select_hyper and not self._selects_in_sample))
         from ..path.search import lifetime_scale
         # Draws from rng's own stream: the trees' streams are spawned.
         self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
@@ -119,15 +134,16 @@ class _MondrianForestBase(BaseEstimator):
             max_lifetime = AUTO_LIFETIME_FACTOR * self.lifetime_scale_
         else:
             max_lifetime = params["lifetime"]
-        if not select:
+        default = self._default_hyper(grid)
+        self.validation_scores_ = None
+        self.loo_scores_ = None
+        if not hold_out:
             self.features_ = self._features(params, max_lifetime, rng).fit(X)
             self._targets = targets.copy()
             self._compute_stats()
             self.lifetime_ = max_lifetime
-            self.hyper_ = self._default_hyper(grid)
+            self.hyper_ = self._select_in_sample(grid, default) if select_hyper else default
             self._resolved = self._resolve(self.lifetime_, self.hyper_)
-            self.validation_scores_ = None
-            self._components(self.lifetime_, self._resolved, store=True)
             return
         split = rng.spawn(1)[0].permutation(n)
         n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))))
@@ -148,7 +164,6 @@ class _MondrianForestBase(BaseEstimator):
                 scores[key] = self._score_held_out(Xs, ts, float(lam), hyper)
             return scores[key]
 
-        default = self._default_hyper(grid)
         lam = max_lifetime
         if auto_lifetime and max_lifetime > 0:
             # Λ·2^-k: every other k, then the two neighbours of the best.
@@ -157,16 +172,20 @@ class _MondrianForestBase(BaseEstimator):
             fine = [lam * 2.0, lam / 2.0]
             fine = [v for v in fine if max_lifetime * 2.0**-AUTO_GRID_STEPS <= v <= max_lifetime]
             lam = min([lam] + fine, key=lambda v: score(v, default)[0])
-        hyper = self._select_hyper(grid, default, lambda h: score(lam, h))
         self.lifetime_ = float(lam)
-        self.hyper_ = hyper
-        self._resolved = self._resolve(self.lifetime_, hyper)
+        if select_hyper and not self._selects_in_sample:
+            hyper = self._select_hyper(grid, default, lambda h: score(lam, h))
+        else:
+            hyper = default
         self.validation_scores_ = scores
         # The held-out points join the trees (conditional Mondrian insertion).
         self.features_.partial_fit(X[val])
         self._targets = np.concatenate([self._targets, targets[val]])
         self._compute_stats()
-        self._components(self.lifetime_, self._resolved, store=True)
+        if select_hyper and self._selects_in_sample:
+            hyper = self._select_in_sample(grid, default)
+        self.hyper_ = hyper
+        self._resolved = self._resolve(self.lifetime_, hyper)
 
     def _partial_fit_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Insert X into every tree, then recompute the node statistics."""
@@ -174,7 +193,6 @@ class _MondrianForestBase(BaseEstimator):
         self.features_.partial_fit(X)
         self._targets = np.concatenate([self._targets, targets])
         self._compute_stats()
-        self._components(self.lifetime_, self._resolved, store=True)
 
     @property
     def forest_(self):
@@ -378,6 +396,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.validation_fraction = validation_fraction
         self.max_nodes = max_nodes
 
+    _selects_in_sample = True
     _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
     _SCALE_GRID = (0.25, 1.0, 4.0, 16.0)
 
@@ -473,11 +492,12 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.node_count_, self.node_sum_, self.node_sumsq_ = count, total, sumsq
         self._posterior_cache = None
 
-    def _components(self, lam: float, hyper, store: bool = False):
+    def _components(self, lam: float, hyper):
         """Without smoothing: the leaf and branch components (mean, second
         moment) of every node, centred at y_mean_, and the one above the
         root.  With smoothing: the posterior (mean, var, cov) of the node
-        means (cached at ``lifetime_`` by fit)."""
+        means, computed on the first prediction at (``lifetime_``,
+        ``hyper_``) and kept (``fit`` does not need it)."""
         count, total, sumsq = self.node_count_, self.node_sum_, self.node_sumsq_
         if not self.smoothing:
             comp = np.column_stack([total / count, sumsq / count])
@@ -490,9 +510,49 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         post = _mforest.gauss_posterior(self.forest_, lam, count, total, 0.0, self.y_var_,
                                         theta, noise * self.y_var_,
                                         resolve_n_jobs(self.n_jobs))
-        if store:
+        if self._is_fitted_key(lam, hyper):
             self._posterior_cache = (key, post)
         return post
+
+    def _score_loo(self, lam: float, hypers: list) -> list[tuple[float, float]]:
+        """(mean squared error, mean negative log predictive density) of the
+        forest's leave-one-out predictions of its training targets at each
+        of ``hypers`` (``c/mforest.h``, ``mt_forest_gauss_loo``): per tree,
+        the predictive N(m, v + σ_y²) of y_i given every other target on the
+        same trees; the forest's is the mixture over trees, scored by the
+        Gaussian with its mean and variance, as held-out points are."""
+        resolved = [self._resolve(lam, h) for h in hypers]
+        out = _mforest.gauss_loo(self.forest_, lam, self.node_count_, self.node_sum_,
+                                 self._targets, 0.0, self.y_var_,
+                                 [theta for _, theta in resolved],
+                                 [noise * self.y_var_ for noise, _ in resolved],
+                                 resolve_n_jobs(self.n_jobs))
+        scores = []
+        for block in out:
+            mean = block[:, 0]
+            var = np.maximum(block[:, 1] - mean**2, 1e-300)
+            resid = self._targets - mean
+            scores.append((float(np.mean(resid**2)),
+                           float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var))))
+        return scores
+
+    def _select_in_sample(self, grid: tuple, default: tuple) -> tuple:
+        """The coordinate search of ``_select_hyper`` (κ by squared error at
+        the default noise, then the noise by NLPD at that κ), scored by
+        leave-one-out on the trees of every point at ``lifetime_``; each
+        stage's candidates in one call.  The scores go to ``loo_scores_``."""
+        kappas = sorted({k for _, k in grid})
+        noises = sorted({r for r, _ in grid})
+        lam = self.lifetime_
+        first = [(default[0], k) for k in kappas]
+        scores = dict(zip(first, self._score_loo(lam, first)))
+        kappa = min(kappas, key=lambda k: scores[(default[0], k)][0])
+        second = [(r, kappa) for r in noises if (r, kappa) not in scores]
+        if second:
+            scores.update(zip(second, self._score_loo(lam, second)))
+        noise = min(noises, key=lambda r: scores[(r, kappa)][1])
+        self.loo_scores_ = {(lam, h): v for h, v in scores.items()}
+        return (noise, kappa)
 
     def _moments(self, X: np.ndarray, lam: float, hyper) -> tuple[np.ndarray, np.ndarray]:
         if self.smoothing:
@@ -731,7 +791,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                                                  resolve_n_jobs(self.n_jobs))
         self._posterior_cache = None
 
-    def _components(self, lam: float, rate: float, store: bool = False):
+    def _components(self, lam: float, rate: float):
         K = self.classes_.size
         counts = self.node_counts_
         if not self.smoothing:
@@ -745,7 +805,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         else:
             prob = _mforest.class_posterior(self.forest_, lam, counts, base, rate,
                                             resolve_n_jobs(self.n_jobs))
-            if store:
+            if self._is_fitted_key(lam, rate):
                 self._posterior_cache = (key, prob)
         return prob, prob, base
 

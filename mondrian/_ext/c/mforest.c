@@ -72,23 +72,33 @@ static int check_lambda(const mt_forest *f, double lambda)
     return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
 }
 
-int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
-                              const double *sum, double prior_mean, double prior_var,
-                              double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var, double *cov)
+static int check_gauss(const mt_forest *f, double lambda, double prior_mean, double prior_var,
+                       double time_scale, double noise_var)
 {
     if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
         !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var > 0.0) || !isfinite(noise_var) ||
         !isfinite(prior_mean)) {
         return MT_ERR_ARG;
     }
+    return MT_OK;
+}
+
+/*
+ * Belief propagation on every tree (see the top of this file).  scratch
+ * holds 5 n_nodes doubles; on return its first two blocks hold, for every
+ * node j of the pruned trees, the prior N(a_j, b_j) of mu_j given every
+ * target outside j's subtree (a in scratch[0, n_nodes), b in
+ * scratch[n_nodes, 2 n_nodes)).
+ */
+static void gauss_bp(const mt_forest *f, double lambda, const double *count, const double *sum,
+                     double prior_mean, double prior_var, double time_scale, double noise_var,
+                     int n_threads, double *mean, double *var, double *cov, double *scratch)
+{
     const size_t nn = f->n_nodes;
     /* own subtree factor (P, h), then reused for the prior (a, b) */
-    double *own_p = malloc(4 * nn * sizeof(double));
-    if (own_p == NULL) {
-        return MT_ERR_NOMEM;
-    }
+    double *own_p = scratch;
     double *own_h = own_p + nn, *msg_p = own_h + nn, *msg_h = msg_p + nn;
+    double *incr = msg_h + nn; /* the prior increments, computed once */
     const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
     (void)n_threads;
 #ifdef _OPENMP
@@ -115,6 +125,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
             own_p[j] = P;
             own_h[j] = h;
             double delta = increment(f, j, lambda, prior_var, time_scale);
+            incr[j] = delta;
             double s = 1.0 + P * delta;
             msg_p[j] = P / s;
             msg_h[j] = h / s;
@@ -125,7 +136,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
                 continue;
             }
             double a, b;
-            double delta = increment(f, j, lambda, prior_var, time_scale);
+            double delta = incr[j];
             mt_index p = f->parent[j];
             if (p == MT_NONE) {
                 a = prior_mean;
@@ -157,7 +168,121 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
             own_h[j] = b;
         }
     }
-    free(own_p);
+}
+
+int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
+                              const double *sum, double prior_mean, double prior_var,
+                              double time_scale, double noise_var, int n_threads,
+                              double *mean, double *var, double *cov)
+{
+    if (check_gauss(f, lambda, prior_mean, prior_var, time_scale, noise_var) != MT_OK) {
+        return MT_ERR_ARG;
+    }
+    size_t bytes;
+    if (mt_mul_size(f->n_nodes, 5 * sizeof(double), &bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    double *scratch = malloc(bytes);
+    if (scratch == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale, noise_var, n_threads,
+             mean, var, cov, scratch);
+    free(scratch);
+    return MT_OK;
+}
+
+/*
+ * Leave-one-out (see mforest.h).  Training point i in active node a: the
+ * posterior of mu_a given every target but y_i is the prior from outside
+ * a's subtree, N(a_a, b_a), times the likelihood of a's other n_a - 1
+ * targets, whose sum is S_a - y_i:
+ *
+ *   v = 1 / (1 / b_a + (n_a - 1) / sigma_y^2),
+ *   m = v (a_a / b_a + (S_a - y_i) / sigma_y^2)     (b_a = 0: m = a_a, v = 0),
+ *
+ * and y_i's predictive distribution is N(m, v + sigma_y^2).  One candidate's
+ * trees are accumulated one after the other into its block of out (a fixed
+ * order, so the result does not depend on the number of threads); the
+ * belief propagation runs in parallel over trees, the accumulation in
+ * parallel over candidates.
+ */
+static void loo_accumulate(const mt_forest *f, double lambda, const double *count,
+                           const double *sum, const double *y, double noise_var,
+                           const double *prior_a, const double *prior_b, double *out)
+{
+    const size_t M = f->n_trees;
+    for (size_t i = 0; i < 2 * f->n_points; ++i) {
+        out[i] = 0.0;
+    }
+    const double inv_noise = 1.0 / noise_var, inv_m = 1.0 / (double)M;
+    for (size_t m = 0; m < M; ++m) {
+        const mt_index *perm = mt_forest_perm(f, m);
+        for (mt_index j = f->node_offset[m]; j < f->node_offset[m + 1]; ++j) {
+            if (!in_pruned(f, j, lambda) || f->tau[j] <= lambda) {
+                continue; /* below the pruned tree, or not active at lambda */
+            }
+            const double a = prior_a[j], b = prior_b[j];
+            const double rest_p = (count[j] - 1.0) * inv_noise;
+            for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
+                const mt_index i = perm[k];
+                double mi, vi;
+                if (b > 0.0) {
+                    vi = 1.0 / (1.0 / b + rest_p);
+                    mi = vi * (a / b + (sum[j] - y[i]) * inv_noise);
+                } else {
+                    mi = a;
+                    vi = 0.0;
+                }
+                out[2 * (size_t)i] += mi * inv_m;
+                out[2 * (size_t)i + 1] += (vi + noise_var + mi * mi) * inv_m;
+            }
+        }
+    }
+}
+
+int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
+                        const double *sum, const double *y, double prior_mean, double prior_var,
+                        size_t n_candidates, const double *time_scale, const double *noise_var,
+                        int n_threads, double *out)
+{
+    if (f->perm == NULL || (f->n_points > 0 && y == NULL) || n_candidates == 0) {
+        return MT_ERR_ARG;
+    }
+    for (size_t c = 0; c < n_candidates; ++c) {
+        if (check_gauss(f, lambda, prior_mean, prior_var, time_scale[c], noise_var[c]) != MT_OK) {
+            return MT_ERR_ARG;
+        }
+    }
+    const size_t nn = f->n_nodes;
+    size_t per, bytes;
+    if (mt_mul_size(nn, 5 * sizeof(double), &per) != MT_OK ||
+        mt_mul_size(per, n_candidates, &bytes) != MT_OK ||
+        mt_mul_size(nn, 3 * sizeof(double), &per) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    /* one 5 n_nodes block per candidate (its (a, b) survive), then the
+     * posterior (mean, var, cov), which only the propagation needs */
+    double *scratch = malloc(bytes + per);
+    if (scratch == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    double *mean = scratch + 5 * nn * n_candidates, *var = mean + nn, *cov = var + nn;
+    for (size_t c = 0; c < n_candidates; ++c) {
+        gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale[c], noise_var[c],
+                 n_threads, mean, var, cov, scratch + 5 * nn * c);
+    }
+    const ptrdiff_t n_cand = (ptrdiff_t)n_candidates;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t c = 0; c < n_cand; ++c) {
+        const double *block = scratch + 5 * nn * (size_t)c;
+        loo_accumulate(f, lambda, count, sum, y, noise_var[c], block, block + nn,
+                       out + 2 * f->n_points * (size_t)c);
+    }
+    free(scratch);
     return MT_OK;
 }
 

@@ -47,12 +47,31 @@
  * NaN for the nodes below it.  count and sum are nodestats.h's;
  * prior_var = sigma_H^2 >= 0, time_scale = theta > 0, noise_var = sigma_y^2 > 0,
  * else MT_ERR_ARG.
- * Needs 4 n_nodes doubles of scratch (MT_ERR_NOMEM).
+ * Needs 5 n_nodes doubles of scratch (MT_ERR_NOMEM).
  */
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
                               double *mean, double *var, double *cov);
+
+/*
+ * Leave-one-out predictive moments of the training targets under the
+ * Gaussian smoothing at lambda, for n_candidates pairs (time_scale[c],
+ * noise_var[c]): block c of out (n_candidates x n_points x 2; row i of the
+ * forest's points) receives the mean and second moment, averaged over the
+ * trees, of the predictive distribution of y[i] given every other target,
+ * on the same trees (the partition does not depend on the targets, so
+ * removing y_i leaves it unchanged).  In each tree only the factor of y_i in
+ * its active node changes, so each point costs O(1) after one belief
+ * propagation per candidate (formulas in mforest.c).  count and sum are
+ * nodestats.h's of y (centred as prior_mean is); the other arguments as
+ * mt_forest_gauss_posterior's.  The forest must keep its points, else
+ * MT_ERR_ARG.  Needs (5 n_candidates + 3) n_nodes doubles of scratch.
+ */
+int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
+                        const double *sum, const double *y, double prior_mean, double prior_var,
+                        size_t n_candidates, const double *time_scale, const double *noise_var,
+                        int n_threads, double *out);
 
 /*
  * The Gaussian mixture of the smoothed forest at n points X (raw
