@@ -41,6 +41,7 @@ are recomputed on every point.
 """
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -49,7 +50,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _mforest
-from .._validation import (check_array_input, check_bool, check_fraction, check_int,
+from .._validation import (check_array_input, check_bool, check_fitted_features,
+                          check_fraction, check_int,
                           check_lifetime, check_positive_float, check_random_generator,
                           check_rotation, check_target_scale, resolve_n_jobs)
 from ..features import MondrianFeatures
@@ -66,6 +68,15 @@ MAX_SCORED = 1000
 #: Below this many training points nothing is held out: λ = Λ and the
 #: smoothing defaults of the estimator are used.
 MIN_POINTS_FOR_SELECTION = 20
+
+
+class _ShareToken:
+    """Held by a forest estimator built on another's trees
+    (:meth:`MondrianForestRegressor.from_features`) and pinned on their
+    Forest: while it lives, growing or inserting through the other holder
+    works on a copy."""
+
+    __slots__ = ("__weakref__",)
 
 
 def _check_auto_or_positive(value, name: str, *, allow_zero: bool = False):
@@ -138,12 +149,8 @@ class _MondrianForestBase(BaseEstimator):
         self.validation_scores_ = None
         self.loo_scores_ = None
         if not hold_out:
-            self.features_ = self._features(params, max_lifetime, rng).fit(X)
-            self._targets = targets.copy()
-            self._compute_stats()
-            self.lifetime_ = max_lifetime
-            self.hyper_ = self._select_in_sample(grid, default) if select_hyper else default
-            self._resolved = self._resolve(self.lifetime_, self.hyper_)
+            self._fit_on_features(self._features(params, max_lifetime, rng).fit(X), targets,
+                                  max_lifetime, select_hyper)
             return
         split = rng.spawn(1)[0].permutation(n)
         n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))))
@@ -187,8 +194,28 @@ class _MondrianForestBase(BaseEstimator):
         self.hyper_ = hyper
         self._resolved = self._resolve(self.lifetime_, hyper)
 
+    def _fit_on_features(self, features: MondrianFeatures, targets: np.ndarray, lam: float,
+                         select_hyper: bool) -> None:
+        """The statistics of ``targets`` on fitted trees that hold every
+        training point, predictions at ``lam``, the hyperparameters in sample
+        if ``select_hyper`` (else their defaults)."""
+        grid = self._hyper_grid()
+        default = self._default_hyper(grid)
+        self.features_ = features
+        self._targets = np.array(targets)
+        self._compute_stats()
+        self.lifetime_ = float(lam)
+        self.hyper_ = self._select_in_sample(grid, default) if select_hyper else default
+        self._resolved = self._resolve(self.lifetime_, self.hyper_)
+
     def _partial_fit_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Insert X into every tree, then recompute the node statistics."""
+        if getattr(self, "_share_token", None) is not None:
+            # Built on another estimator's trees (from_features): insert into
+            # a copy, leaving theirs as they are, and stop pinning them.
+            self.features_ = copy.copy(self.features_)
+            self.features_.forest_ = self.features_.forest_.copy()
+            self._share_token = None
         self.features_.max_nodes = self._check_max_nodes()
         self.features_.partial_fit(X)
         self._targets = np.concatenate([self._targets, targets])
@@ -454,6 +481,100 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self._posterior_cache = None
         self._fit_forest(X, y - self.y_mean_, params)
         return self
+
+    @classmethod
+    def from_features(cls, features: MondrianFeatures, y, *, lifetime: float | None = None,
+                      smoothing: bool = True, noise_variance="auto", prior_scale="auto",
+                      random_state=None, n_jobs: int | None = None) -> "MondrianForestRegressor":
+        """A fitted forest regressor on the trees of a fitted :class:`MondrianFeatures`.
+
+        The Mondrian kernel and the Mondrian forest then share one set of
+        Mondrian samples, as in the paper's Sec. 6 and 8.3 (Fig. 9): the
+        kernel fits all trees' cell weights jointly (ridge on the features),
+        the forest each tree's on its own (its node statistics of ``y``).
+        The trees are not copied: the estimator reads ``features.forest_``
+        itself (its ``features_`` is a shallow copy of ``features`` around the
+        same :class:`~mondrian._ext._forest.Forest`, which it pins, so that an
+        insertion or extension through ``features``, or through a kernel
+        estimator holding it, grows a copy and leaves these trees as they
+        are).  Its own :meth:`partial_fit` inserts into a copy too.
+
+        The result predicts exactly as ``MondrianForestRegressor(n_trees,
+        lifetime, random_state=random_state, ...)`` fitted on the same
+        points would if its trees were these: for a numeric lifetime ``fit``
+        grows the trees on every point and selects the smoothing in sample
+        (leave-one-out), which is what is done here on the given trees; so
+        with ``features = MondrianFeatures(n_trees, lifetime,
+        random_state=s).fit(X)`` and ``random_state=s`` the two are
+        identical.  ``lifetime='auto'`` is not available (its held-out
+        points would already be in the trees).
+
+        Parameters
+        ----------
+        features : MondrianFeatures
+            Fitted, keeping its training points (``store_points=True``).
+        y : array-like of shape (n_points,)
+            Targets of the forest's points, in its row order (the order of
+            ``fit``, then of every ``partial_fit``).
+        lifetime : float or None, default=None
+            Lifetime λ ≤ ``features.lifetime_`` of the predictions; None:
+            ``features.lifetime_``.
+        smoothing, noise_variance, prior_scale : see the class parameters
+        random_state : None, int, SeedSequence or Generator, default=None
+            Draws the rows from which λ₀ (``lifetime_scale_``, the prior's
+            time scale) is computed when there are more than 1000 points.
+        n_jobs : int or None, default=None
+            Threads.
+
+        Returns
+        -------
+        MondrianForestRegressor
+            Fitted; its parameters describe it (``n_trees``, ``lifetime``,
+            ``rotation`` and ``max_nodes`` are those of ``features``), so
+            :func:`sklearn.base.clone` gives an unfitted estimator that
+            grows trees of its own.
+        """
+        check_fitted_features(features)
+        forest = features.forest_
+        lam = (features.lifetime_ if lifetime is None
+               else check_lifetime(lifetime, upper=features.lifetime_))
+        model = cls(n_trees=forest.n_trees, lifetime=lam, random_state=random_state,
+                    n_jobs=n_jobs, rotation=features.rotation, smoothing=smoothing,
+                    noise_variance=noise_variance, prior_scale=prior_scale,
+                    max_nodes=features.max_nodes)
+        params = model._check_common()
+        _check_auto_or_positive(noise_variance, "noise_variance")
+        _check_auto_or_positive(prior_scale, "prior_scale")
+        y = column_or_1d(np.asarray(y), warn=True)
+        if y.dtype.kind not in "biuf":
+            raise TypeError(f"y must be numeric, got dtype {y.dtype}")
+        y = y.astype(np.float64)
+        if y.shape[0] != forest.n_points:
+            raise ValueError(f"y has {y.shape[0]} entries, but features' forest holds "
+                             f"{forest.n_points} points")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity")
+        check_target_scale(y)
+        model.n_features_in_ = features.n_features_in_
+        if hasattr(features, "feature_names_in_"):
+            model.feature_names_in_ = features.feature_names_in_
+        model.y_mean_ = float(np.mean(y))
+        var = float(np.var(y))
+        model.y_var_ = var if var > 0.0 else 1.0
+        model._posterior_cache = None
+        model._resolved = None
+        from ..path.search import lifetime_scale
+        rng = check_random_generator(random_state)
+        model.lifetime_scale_ = lifetime_scale(np.asarray(forest.X), rng,
+                                               rotation=params["rotation"])
+        model.validation_scores_ = None
+        model.loo_scores_ = None
+        shared = copy.copy(features)
+        model._share_token = _ShareToken()
+        forest.pin(model._share_token)
+        select_hyper = len(model._hyper_grid()) > 1 and y.size >= MIN_POINTS_FOR_SELECTION
+        model._fit_on_features(shared, y - model.y_mean_, lam, select_hyper)
+        return model
 
     def partial_fit(self, X, y) -> "MondrianForestRegressor":
         """Insert the points X into the trees and update the node statistics.
