@@ -37,6 +37,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lookup.h"
 
@@ -85,20 +86,23 @@ static int check_gauss(const mt_forest *f, double lambda, double prior_mean, dou
 
 /*
  * Belief propagation on every tree (see the top of this file).  scratch
- * holds 5 n_nodes doubles; on return its first two blocks hold, for every
+ * holds 4 n_nodes doubles; on return its first two blocks hold, for every
  * node j of the pruned trees, the prior N(a_j, b_j) of mu_j given every
  * target outside j's subtree (a in scratch[0, n_nodes), b in
- * scratch[n_nodes, 2 n_nodes)).
+ * scratch[n_nodes, 2 n_nodes)).  incr (n_nodes) receives the prior
+ * increments phi(t_j) - phi(t_parent(j)) of the pruned trees, or, with
+ * have_incr, holds them already (from a call at the same lambda,
+ * prior_var and time_scale): they are then not recomputed.
  */
 static void gauss_bp(const mt_forest *f, double lambda, const double *count, const double *sum,
                      double prior_mean, double prior_var, double time_scale, double noise_var,
-                     int n_threads, double *mean, double *var, double *cov, double *scratch)
+                     int n_threads, double *mean, double *var, double *cov, double *scratch,
+                     double *incr, int have_incr)
 {
     const size_t nn = f->n_nodes;
     /* own subtree factor (P, h), then reused for the prior (a, b) */
     double *own_p = scratch;
     double *own_h = own_p + nn, *msg_p = own_h + nn, *msg_h = msg_p + nn;
-    double *incr = msg_h + nn; /* the prior increments, computed once */
     const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
     (void)n_threads;
 #ifdef _OPENMP
@@ -124,8 +128,13 @@ static void gauss_bp(const mt_forest *f, double lambda, const double *count, con
             }
             own_p[j] = P;
             own_h[j] = h;
-            double delta = increment(f, j, lambda, prior_var, time_scale);
-            incr[j] = delta;
+            double delta;
+            if (have_incr) {
+                delta = incr[j];
+            } else {
+                delta = increment(f, j, lambda, prior_var, time_scale);
+                incr[j] = delta;
+            }
             double s = 1.0 + P * delta;
             msg_p[j] = P / s;
             msg_h[j] = h / s;
@@ -187,7 +196,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
         return MT_ERR_NOMEM;
     }
     gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale, noise_var, n_threads,
-             mean, var, cov, scratch);
+             mean, var, cov, scratch, scratch + 4 * f->n_nodes, 0);
     free(scratch);
     return MT_OK;
 }
@@ -223,19 +232,23 @@ static void loo_accumulate(const mt_forest *f, double lambda, const double *coun
                 continue; /* below the pruned tree, or not active at lambda */
             }
             const double a = prior_a[j], b = prior_b[j];
-            const double rest_p = (count[j] - 1.0) * inv_noise;
+            /* m_i = base - slope y_i, the same v for every point of j */
+            double v, base, slope;
+            if (b > 0.0) {
+                v = 1.0 / (1.0 / b + (count[j] - 1.0) * inv_noise);
+                base = v * (a / b + sum[j] * inv_noise);
+                slope = v * inv_noise;
+            } else {
+                v = 0.0;
+                base = a;
+                slope = 0.0;
+            }
+            const double spread = v + noise_var;
             for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
                 const mt_index i = perm[k];
-                double mi, vi;
-                if (b > 0.0) {
-                    vi = 1.0 / (1.0 / b + rest_p);
-                    mi = vi * (a / b + (sum[j] - y[i]) * inv_noise);
-                } else {
-                    mi = a;
-                    vi = 0.0;
-                }
+                const double mi = base - slope * y[i];
                 out[2 * (size_t)i] += mi * inv_m;
-                out[2 * (size_t)i + 1] += (vi + noise_var + mi * mi) * inv_m;
+                out[2 * (size_t)i + 1] += (spread + mi * mi) * inv_m;
             }
         }
     }
@@ -256,21 +269,24 @@ int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
     }
     const size_t nn = f->n_nodes;
     size_t per, bytes;
-    if (mt_mul_size(nn, 5 * sizeof(double), &per) != MT_OK ||
+    if (mt_mul_size(nn, 4 * sizeof(double), &per) != MT_OK ||
         mt_mul_size(per, n_candidates, &bytes) != MT_OK ||
-        mt_mul_size(nn, 3 * sizeof(double), &per) != MT_OK) {
+        mt_mul_size(nn, 4 * sizeof(double), &per) != MT_OK || bytes > SIZE_MAX - per) {
         return MT_ERR_OVERFLOW;
     }
-    /* one 5 n_nodes block per candidate (its (a, b) survive), then the
-     * posterior (mean, var, cov), which only the propagation needs */
+    /* one 4 n_nodes block per candidate (its (a, b) survive), then the
+     * increments (shared by consecutive candidates of one time scale) and
+     * the posterior (mean, var, cov), which only the propagation needs */
     double *scratch = malloc(bytes + per);
     if (scratch == NULL) {
         return MT_ERR_NOMEM;
     }
-    double *mean = scratch + 5 * nn * n_candidates, *var = mean + nn, *cov = var + nn;
+    double *incr = scratch + 4 * nn * n_candidates;
+    double *mean = incr + nn, *var = mean + nn, *cov = var + nn;
     for (size_t c = 0; c < n_candidates; ++c) {
+        int have_incr = c > 0 && time_scale[c] == time_scale[c - 1];
         gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale[c], noise_var[c],
-                 n_threads, mean, var, cov, scratch + 5 * nn * c);
+                 n_threads, mean, var, cov, scratch + 4 * nn * c, incr, have_incr);
     }
     const ptrdiff_t n_cand = (ptrdiff_t)n_candidates;
     (void)n_threads;
@@ -278,7 +294,7 @@ int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
 #pragma omp parallel for schedule(static, 1) num_threads(n_threads > 0 ? n_threads : 1)
 #endif
     for (ptrdiff_t c = 0; c < n_cand; ++c) {
-        const double *block = scratch + 5 * nn * (size_t)c;
+        const double *block = scratch + 4 * nn * (size_t)c;
         loo_accumulate(f, lambda, count, sum, y, noise_var[c], block, block + nn,
                        out + 2 * f->n_points * (size_t)c);
     }

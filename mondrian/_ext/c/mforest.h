@@ -66,7 +66,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
  * propagation per candidate (formulas in mforest.c).  count and sum are
  * nodestats.h's of y (centred as prior_mean is); the other arguments as
  * mt_forest_gauss_posterior's.  The forest must keep its points, else
- * MT_ERR_ARG.  Needs (5 n_candidates + 3) n_nodes doubles of scratch.
+ * MT_ERR_ARG.  Needs (4 n_candidates + 4) n_nodes doubles of scratch.
  */
 int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
                         const double *sum, const double *y, double prior_mean, double prior_var,
