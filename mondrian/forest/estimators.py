@@ -38,6 +38,17 @@ kept, then the held-out points are inserted into the trees by the
 conditional Mondrian (:meth:`MondrianFeatures.partial_fit`, which leaves the
 trees distributed as if grown in batch on all points) and the statistics
 are recomputed on every point.
+
+The regressor's smoothing hyperparameters (noise and prior scale) are
+selected in sample, on the final trees of every training point, by the
+exact leave-one-out predictive of each training target (``_score_loo``,
+``mt_forest_gauss_loo`` in ``c/mforest.h``): the Mondrian partition does
+not depend on the targets, so the predictive of y_i given the others is
+that of the same trees with y_i's factor removed from its active node,
+O(1) per point and tree after one belief propagation.  So with a numeric
+lifetime nothing is held out: the trees are grown on every point, and the
+fit costs the trees, the statistics and eight belief propagations.  (The
+classifier still selects its discount on held-out points.)
 """
 from __future__ import annotations
 
@@ -272,8 +283,9 @@ _COMMON_PARAMS = """n_trees : int, default=100
         gives the forest as the paper's Sec. 8.3 ran it: every node
         predicts from its own training points only.
     validation_fraction : float, default=0.2
-        Fraction of the training points held out to select the lifetime and
-        smoothing (when either is 'auto' and there are at least 20 points).
+        Fraction of the training points held out to select the lifetime
+        (when it is 'auto') and, for the classifier, the smoothing (when it
+        is 'auto'), if there are at least 20 points.
     max_nodes : int or None, default=None
         Cap on the nodes of each tree for ``partial_fit`` (as in
         :class:`MondrianFeatures`)."""
@@ -351,11 +363,11 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     {common}
     noise_variance : 'auto' or float, default='auto'
         σ_y² as a fraction of the targets' variance.  'auto': selected
-        among 0.003, 0.01, 0.03, 0.1, 0.3 on the held-out points (0.03
-        when nothing is held out).
+        among 0.003, 0.01, 0.03, 0.1, 0.3 by leave-one-out on the trees of
+        every training point (see ``hyper_``; 0.03 below 20 points).
     prior_scale : 'auto' or float, default='auto'
         κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
-        1, 4, 16 on the held-out points (1 when nothing is held out).
+        1, 4, 16 by leave-one-out (1 below 20 points).
         Large κ: short prior correlations (median/κ), but little prior
         variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
         towards ȳ; small κ: the variance is spent early in the trees'
@@ -373,13 +385,19 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         Lifetime Λ the trees are grown to.
     hyper_ : tuple of float
         The noise fraction σ_y²/σ_H² and κ used.  Selection is a coordinate
-        search on the held-out points: the lifetime by squared error at the
-        default (0.03, 1), then κ by squared error, then the noise fraction
-        by negative log predictive density.
+        search: with ``lifetime='auto'`` the lifetime by held-out squared
+        error at the default (0.03, 1); then, at ``lifetime_`` on the trees
+        of every point, κ by leave-one-out squared error, then the noise
+        fraction by leave-one-out negative log predictive density.
     validation_scores_ : dict or None
         (mean squared error, mean negative log predictive density of the
         Gaussian with the mixture's mean and variance) on the held-out
-        points of every (lifetime, hyper) evaluated, or None.
+        points of every (lifetime, hyper) evaluated (``lifetime='auto'``),
+        or None.
+    loo_scores_ : dict or None
+        The same scores of the leave-one-out predictions of the training
+        targets, for every (lifetime, hyper) evaluated by the selection of
+        the smoothing, or None (nothing selected).
     lifetime_scale_ : float
         λ₀, the inverse median ℓ₁ distance between training points.
     y_mean_ : float
@@ -445,15 +463,6 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         """(noise fraction, κ) -> (noise fraction, θ = κλ₀)."""
         noise, kappa = hyper
         return (noise, kappa * self.lifetime_scale_)
-
-    def _select_hyper(self, grid: tuple, default: tuple, score) -> tuple:
-        """κ by held-out squared error at the default noise, then the noise
-        by held-out NLPD at that κ."""
-        kappas = sorted({k for _, k in grid})
-        noises = sorted({r for r, _ in grid})
-        kappa = min(kappas, key=lambda k: score((default[0], k))[0])
-        noise = min(noises, key=lambda r: score((r, kappa))[1])
-        return (noise, kappa)
 
     def fit(self, X, y) -> "MondrianForestRegressor":
         """Grow the trees on X and fit the node statistics of y.
@@ -658,9 +667,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         return scores
 
     def _select_in_sample(self, grid: tuple, default: tuple) -> tuple:
-        """The coordinate search of ``_select_hyper`` (κ by squared error at
-        the default noise, then the noise by NLPD at that κ), scored by
-        leave-one-out on the trees of every point at ``lifetime_``; each
+        """A coordinate search (κ by squared error at the default noise,
+        then the noise by NLPD at that κ), scored by leave-one-out on the trees of every point at ``lifetime_``; each
         stage's candidates in one call.  The scores go to ``loo_scores_``."""
         kappas = sorted({k for _, k in grid})
         noises = sorted({r for r, _ in grid})
