@@ -39,16 +39,18 @@ conditional Mondrian (:meth:`MondrianFeatures.partial_fit`, which leaves the
 trees distributed as if grown in batch on all points) and the statistics
 are recomputed on every point.
 
-The regressor's smoothing hyperparameters (noise and prior scale) are
-selected in sample, on the final trees of every training point, by the
-exact leave-one-out predictive of each training target (``_score_loo``,
-``mt_forest_gauss_loo`` in ``c/mforest.h``): the Mondrian partition does
-not depend on the targets, so the predictive of y_i given the others is
-that of the same trees with y_i's factor removed from its active node,
-O(1) per point and tree after one belief propagation.  So with a numeric
-lifetime nothing is held out: the trees are grown on every point, and the
-fit costs the trees, the statistics and eight belief propagations.  (The
-classifier still selects its discount on held-out points.)
+With ``lifetime='auto'`` the smoothing hyperparameters are selected on the
+same held-out points, at the selected λ.  With a numeric lifetime the
+regressor holds nothing out: the trees are grown on every point and its
+smoothing hyperparameters (noise and prior scale) are selected in sample,
+by the exact leave-one-out predictive of each training target
+(``_score_loo``, ``mt_forest_gauss_loo`` in ``c/mforest.h``): the Mondrian
+partition does not depend on the targets, so the predictive of y_i given
+the others is that of the same trees with y_i's factor removed from its
+active node, O(1) per point and tree after one belief propagation.  The
+fit then costs the trees, the statistics and eight belief propagations.
+(The classifier selects its discount on held-out points whenever it is
+'auto'.)
 """
 from __future__ import annotations
 
@@ -132,9 +134,10 @@ class _MondrianForestBase(BaseEstimator):
                                 n_jobs=self.n_jobs, max_nodes=params["max_nodes"],
                                 rotation=params["rotation"])
 
-    #: Whether the smoothing hyperparameters are selected in sample, by an
+    #: Whether, when nothing else needs held-out points (a numeric
+    #: lifetime), the smoothing hyperparameters are selected in sample, by an
     #: exact leave-one-out criterion on the trees of every point
-    #: (``_score_loo``), rather than on held-out points.
+    #: (``_select_in_sample``), rather than on held-out points.
     _selects_in_sample = False
 
     def _fit_forest(self, X: np.ndarray, targets: np.ndarray, params: dict) -> None:
@@ -191,17 +194,16 @@ class _MondrianForestBase(BaseEstimator):
             fine = [v for v in fine if max_lifetime * 2.0**-AUTO_GRID_STEPS <= v <= max_lifetime]
             lam = min([lam] + fine, key=lambda v: score(v, default)[0])
         self.lifetime_ = float(lam)
-        if select_hyper and not self._selects_in_sample:
-            hyper = self._select_hyper(grid, default, lambda h: score(lam, h))
-        else:
-            hyper = default
+        # Held-out points at hand: they select the hyperparameters too (they
+        # exercise the separation components of test points, which the
+        # training points' leave-one-out does not).
+        hyper = self._select_hyper(grid, default, lambda h: score(lam, h)) \
+            if select_hyper else default
         self.validation_scores_ = scores
         # The held-out points join the trees (conditional Mondrian insertion).
         self.features_.partial_fit(X[val])
         self._targets = np.concatenate([self._targets, targets[val]])
         self._compute_stats()
-        if select_hyper and self._selects_in_sample:
-            hyper = self._select_in_sample(grid, default)
         self.hyper_ = hyper
         self._resolved = self._resolve(self.lifetime_, hyper)
 
@@ -283,9 +285,9 @@ _COMMON_PARAMS = """n_trees : int, default=100
         gives the forest as the paper's Sec. 8.3 ran it: every node
         predicts from its own training points only.
     validation_fraction : float, default=0.2
-        Fraction of the training points held out to select the lifetime
-        (when it is 'auto') and, for the classifier, the smoothing (when it
-        is 'auto'), if there are at least 20 points.
+        Fraction of the training points held out to select the lifetime and
+        smoothing, when the lifetime is 'auto' (or, for the classifier, the
+        discount is), if there are at least 20 points.
     max_nodes : int or None, default=None
         Cap on the nodes of each tree for ``partial_fit`` (as in
         :class:`MondrianFeatures`)."""
@@ -363,11 +365,12 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     {common}
     noise_variance : 'auto' or float, default='auto'
         σ_y² as a fraction of the targets' variance.  'auto': selected
-        among 0.003, 0.01, 0.03, 0.1, 0.3 by leave-one-out on the trees of
-        every training point (see ``hyper_``; 0.03 below 20 points).
+        among 0.003, 0.01, 0.03, 0.1, 0.3 on the held-out points with
+        ``lifetime='auto'``, else by leave-one-out on the trees of every
+        training point (see ``hyper_``; 0.03 below 20 points).
     prior_scale : 'auto' or float, default='auto'
         κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
-        1, 4, 16 by leave-one-out (1 below 20 points).
+        1, 4, 16 as the noise is (1 below 20 points).
         Large κ: short prior correlations (median/κ), but little prior
         variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
         towards ȳ; small κ: the variance is spent early in the trees'
@@ -385,10 +388,12 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         Lifetime Λ the trees are grown to.
     hyper_ : tuple of float
         The noise fraction σ_y²/σ_H² and κ used.  Selection is a coordinate
-        search: with ``lifetime='auto'`` the lifetime by held-out squared
-        error at the default (0.03, 1); then, at ``lifetime_`` on the trees
-        of every point, κ by leave-one-out squared error, then the noise
-        fraction by leave-one-out negative log predictive density.
+        search: with ``lifetime='auto'``, on the held-out points, the
+        lifetime by squared error at the default (0.03, 1), then κ by
+        squared error, then the noise fraction by negative log predictive
+        density; with a numeric lifetime, κ then the noise the same way but
+        scored by the leave-one-out predictions of the training targets on
+        the trees of every point.
     validation_scores_ : dict or None
         (mean squared error, mean negative log predictive density of the
         Gaussian with the mixture's mean and variance) on the held-out
@@ -463,6 +468,15 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         """(noise fraction, κ) -> (noise fraction, θ = κλ₀)."""
         noise, kappa = hyper
         return (noise, kappa * self.lifetime_scale_)
+
+    def _select_hyper(self, grid: tuple, default: tuple, score) -> tuple:
+        """κ by held-out squared error at the default noise, then the noise
+        by held-out NLPD at that κ."""
+        kappas = sorted({k for _, k in grid})
+        noises = sorted({r for r, _ in grid})
+        kappa = min(kappas, key=lambda k: score((default[0], k))[0])
+        noise = min(noises, key=lambda r: score((r, kappa))[1])
+        return (noise, kappa)
 
     def fit(self, X, y) -> "MondrianForestRegressor":
         """Grow the trees on X and fit the node statistics of y.
