@@ -501,7 +501,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.y_mean_ = float(np.mean(y))
         var = float(np.var(y))
         self.y_var_ = var if var > 0.0 else 1.0
-        self._posterior_cache = None
+        self._posterior_cache = [None]
         self._fit_forest(X, y - self.y_mean_, params)
         return self
 
@@ -584,7 +584,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         model.y_mean_ = float(np.mean(y))
         var = float(np.var(y))
         model.y_var_ = var if var > 0.0 else 1.0
-        model._posterior_cache = None
+        model._posterior_cache = [None]
         model._resolved = None
         from ..path.search import lifetime_scale
         rng = check_random_generator(random_state)
@@ -634,7 +634,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         count, total, sumsq = _mforest.regression_stats(
             self.features_.forest_, self._targets, resolve_n_jobs(self.n_jobs))
         self.node_count_, self.node_sum_, self.node_sumsq_ = count, total, sumsq
-        self._posterior_cache = None
+        self._posterior_cache = [None]
 
     def _components(self, lam: float, hyper):
         """Without smoothing: the leaf and branch components (mean, second
@@ -649,13 +649,15 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
             return comp, comp, root
         noise, theta = hyper
         key = (lam, hyper)
-        if self._posterior_cache is not None and self._posterior_cache[0] == key:
-            return self._posterior_cache[1]
+        cached = self._posterior_cache[0]
+        if cached is not None and cached[0] == key:
+            return cached[1]
         post = _mforest.gauss_posterior(self.forest_, lam, count, total, 0.0, self.y_var_,
                                         theta, noise * self.y_var_,
                                         resolve_n_jobs(self.n_jobs))
         if self._is_fitted_key(lam, hyper):
-            self._posterior_cache = (key, post)
+            # In place: predicting leaves the estimator's __dict__ as it was.
+            self._posterior_cache[0] = (key, post)
         return post
 
     def _score_loo(self, lam: float, hypers: list) -> list[tuple[float, float]]:
@@ -876,7 +878,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
-        self._posterior_cache = None
+        self._posterior_cache = [None]
         self._fit_forest(X, codes.astype(np.int64), params)
         return self
 
@@ -932,7 +934,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         self.node_counts_ = _mforest.class_stats(self.features_.forest_, self._targets,
                                                  self.classes_.size,
                                                  resolve_n_jobs(self.n_jobs))
-        self._posterior_cache = None
+        self._posterior_cache = [None]
 
     def _components(self, lam: float, rate: float):
         K = self.classes_.size
@@ -943,13 +945,14 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
             return comp, comp, root
         base = np.full(K, 1.0 / K)
         key = (lam, rate)
-        if self._posterior_cache is not None and self._posterior_cache[0] == key:
-            prob = self._posterior_cache[1]
+        cached = self._posterior_cache[0]
+        if cached is not None and cached[0] == key:
+            prob = cached[1]
         else:
             prob = _mforest.class_posterior(self.forest_, lam, counts, base, rate,
                                             resolve_n_jobs(self.n_jobs))
             if self._is_fitted_key(lam, rate):
-                self._posterior_cache = (key, prob)
+                self._posterior_cache[0] = (key, prob)
         return prob, prob, base
 
     def _score_held_out(self, X, codes, lam, hyper) -> float:
