@@ -524,3 +524,13 @@ def test_from_features_bad_input():
             .forest_regressor()
     with pytest.raises(ValueError, match="2 targets"):
         MondrianKernelRidge(n_trees=3, lifetime=4.0).fit(X, np.c_[y, y]).forest_regressor()
+
+
+def test_loo_selection_identical_for_any_thread_count():
+    X, y = _data(300)
+    Xq = np.random.default_rng(2).random((40, 2)) * 1.4 - 0.2
+    a = MondrianForestRegressor(n_trees=7, lifetime=6.0, random_state=3, n_jobs=1).fit(X, y)
+    b = MondrianForestRegressor(n_trees=7, lifetime=6.0, random_state=3, n_jobs=2).fit(X, y)
+    assert a.loo_scores_ == b.loo_scores_ and a.hyper_ == b.hyper_
+    for out_a, out_b in zip(a.predict(Xq, return_std=True), b.predict(Xq, return_std=True)):
+        np.testing.assert_array_equal(out_a, out_b)
