@@ -534,3 +534,43 @@ def test_loo_selection_identical_for_any_thread_count():
     assert a.loo_scores_ == b.loo_scores_ and a.hyper_ == b.hyper_
     for out_a, out_b in zip(a.predict(Xq, return_std=True), b.predict(Xq, return_std=True)):
         np.testing.assert_array_equal(out_a, out_b)
+
+
+@pytest.mark.parametrize("cls", [MondrianForestRegressor, MondrianForestClassifier])
+def test_held_out_scoring_on_stored_paths_equals_walking(monkeypatch, cls):
+    """lifetime='auto' scores its held-out points on paths walked once
+    (_mforest.Paths); with them disabled (every candidate walks the trees)
+    every score, the selection and the predictions are the same, bit for bit."""
+    import mondrian.forest.estimators as est
+    X, y = _data(300)
+    y = y if cls is MondrianForestRegressor else y > 1
+    Xq = np.random.default_rng(2).random((40, 2)) * 1.4 - 0.2
+    a = cls(n_trees=6, random_state=1).fit(X, y)
+    monkeypatch.setattr(est, "MAX_PATH_ENTRIES", 0)
+    b = cls(n_trees=6, random_state=1).fit(X, y)
+    assert a.validation_scores_ == b.validation_scores_
+    assert a.lifetime_ == b.lifetime_ and a.hyper_ == b.hyper_
+    out_a = a.predict_proba(Xq) if cls is MondrianForestClassifier else a.predict(Xq)
+    out_b = b.predict_proba(Xq) if cls is MondrianForestClassifier else b.predict(Xq)
+    np.testing.assert_array_equal(out_a, out_b)
+
+
+def test_paths_equal_walks_and_refuse_a_changed_forest():
+    X, y = _data(200, 3)
+    model = MondrianForestRegressor(n_trees=4, lifetime=9.0, random_state=0,
+                                    noise_variance=0.03, prior_scale=1.0).fit(X, y)
+    Xq = np.random.default_rng(1).random((30, 3)) * 1.4 - 0.2
+    forest = model.forest_
+    paths = _mforest.Paths(forest, Xq, 2)
+    assert forest.shared                       # pinned while the paths live
+    for lam in (9.0, 3.0, 0.0):
+        mean, var = model._moments(Xq, lam, model._resolved)
+        mean_p, var_p = model._moments(Xq, lam, model._resolved, paths)
+        np.testing.assert_array_equal(mean, mean_p)
+        np.testing.assert_array_equal(var, var_p)
+    with pytest.raises(OverflowError, match="max_entries"):
+        _mforest.Paths(forest, Xq, 1, max_entries=10)
+    other = MondrianFeatures(n_trees=4, lifetime=9.0, random_state=1).fit(X).forest_
+    with pytest.raises(ValueError, match="another forest"):
+        _mforest.gauss_mixture_paths(other, paths, 1.0, *model._components(1.0, model._resolved),
+                                     0.0, 1.0, 1.0, 0.1)

@@ -83,6 +83,21 @@ MAX_SCORED = 1000
 MIN_POINTS_FOR_SELECTION = 20
 
 
+#: Most path entries (node, gap: 16 bytes each) stored for the held-out
+#: points' walks (``_mforest.Paths``): 2^23, 128 MiB; above, every
+#: candidate walks the trees again.
+MAX_PATH_ENTRIES = 2**23
+
+
+def _held_out_paths(forest, X: np.ndarray, n_threads: int):
+    """``_mforest.Paths`` of X, or None when they would exceed
+    ``MAX_PATH_ENTRIES``."""
+    try:
+        return _mforest.Paths(forest, X, n_threads, max_entries=MAX_PATH_ENTRIES)
+    except OverflowError:
+        return None
+
+
 class _ShareToken:
     """Held by a forest estimator built on another's trees
     (:meth:`MondrianForestRegressor.from_features`) and pinned on their
@@ -177,12 +192,14 @@ class _MondrianForestBase(BaseEstimator):
         scored = val[:MAX_SCORED] if val.size <= MAX_SCORED else \
             np.sort(split[:n_val][:MAX_SCORED])
         Xs, ts = X[scored], targets[scored]
+        # Their paths down the trees, walked once for every candidate.
+        paths = _held_out_paths(self.forest_, Xs, resolve_n_jobs(self.n_jobs))
         scores = {}
 
         def score(lam, hyper):
             key = (float(lam), hyper)
             if key not in scores:
-                scores[key] = self._score_held_out(Xs, ts, float(lam), hyper)
+                scores[key] = self._score_held_out(Xs, ts, float(lam), hyper, paths)
             return scores[key]
 
         lam = max_lifetime
@@ -200,6 +217,7 @@ class _MondrianForestBase(BaseEstimator):
         hyper = self._select_hyper(grid, default, lambda h: score(lam, h)) \
             if select_hyper else default
         self.validation_scores_ = scores
+        del paths  # unpins the trees
         # The held-out points join the trees (conditional Mondrian insertion).
         self.features_.partial_fit(X[val])
         self._targets = np.concatenate([self._targets, targets[val]])
@@ -251,8 +269,11 @@ class _MondrianForestBase(BaseEstimator):
             return self.lifetime_
         return check_lifetime(lifetime, upper=self.max_lifetime_)
 
-    def _mixture(self, X: np.ndarray, lam: float, resolved) -> np.ndarray:
+    def _mixture(self, X: np.ndarray, lam: float, resolved, paths=None) -> np.ndarray:
         leaf, branch, branch0 = self._components(lam, resolved)
+        if paths is not None:
+            return _mforest.mixture_paths(self.forest_, paths, lam, leaf, branch, branch0,
+                                          resolve_n_jobs(self.n_jobs))
         return _mforest.mixture(self.forest_, X, lam, leaf, branch, branch0,
                                 resolve_n_jobs(self.n_jobs))
 
@@ -699,21 +720,27 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.loo_scores_ = {(lam, h): v for h, v in scores.items()}
         return (noise, kappa)
 
-    def _moments(self, X: np.ndarray, lam: float, hyper) -> tuple[np.ndarray, np.ndarray]:
+    def _moments(self, X: np.ndarray, lam: float, hyper,
+                 paths=None) -> tuple[np.ndarray, np.ndarray]:
+        """Predictive mean and variance at X (or at the points of ``paths``,
+        ``_mforest.Paths`` of X: the same numbers without walking)."""
         if self.smoothing:
             noise, theta = hyper
             mean, var, cov = self._components(lam, hyper)
-            out = _mforest.gauss_mixture(self.forest_, X, lam, mean, var, cov, 0.0, self.y_var_,
-                                         theta, noise * self.y_var_,
-                                         resolve_n_jobs(self.n_jobs))
+            args = (lam, mean, var, cov, 0.0, self.y_var_, theta, noise * self.y_var_,
+                    resolve_n_jobs(self.n_jobs))
+            if paths is not None:
+                out = _mforest.gauss_mixture_paths(self.forest_, paths, *args)
+            else:
+                out = _mforest.gauss_mixture(self.forest_, X, *args)
         else:
-            out = self._mixture(X, lam, hyper)
+            out = self._mixture(X, lam, hyper, paths)
         mean = out[:, 0]
         var = np.maximum(out[:, 1] - mean**2, 0.0)
         return mean + self.y_mean_, var
 
-    def _score_held_out(self, X, y_centred, lam, hyper) -> float:
-        mean, var = self._moments(X, lam, self._resolve(lam, hyper))
+    def _score_held_out(self, X, y_centred, lam, hyper, paths=None) -> tuple[float, float]:
+        mean, var = self._moments(X, lam, self._resolve(lam, hyper), paths)
         var = np.maximum(var, 1e-300)
         resid = y_centred + self.y_mean_ - mean
         return (float(np.mean(resid**2)),
@@ -955,8 +982,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                 self._posterior_cache[0] = (key, prob)
         return prob, prob, base
 
-    def _score_held_out(self, X, codes, lam, hyper) -> float:
-        proba = self._mixture(X, lam, self._resolve(lam, hyper))
+    def _score_held_out(self, X, codes, lam, hyper, paths=None) -> tuple[float, float]:
+        proba = self._mixture(X, lam, self._resolve(lam, hyper), paths)
         p = proba[np.arange(codes.size), codes]
         loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
         return (loss, loss)

@@ -559,3 +559,236 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
     }
     return status;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Paths of fixed points, for many mixtures at the same points (mforest.h). */
+
+static mt_index path_length(const mt_forest *f, size_t m, const double *x)
+{
+    mt_index j = f->node_offset[m], len = 1;
+    while (f->left[j] != MT_NONE) {
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+        ++len;
+    }
+    return len;
+}
+
+int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
+                           mt_index *length)
+{
+    if (f->n_nodes == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                length[(size_t)i * M + m] = path_length(f, m, x);
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
+                        const mt_index *offset, mt_index *node, double *gap)
+{
+    if (f->n_nodes == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                mt_index j = f->node_offset[m];
+                mt_index k = offset[(size_t)i * M + m], end = offset[(size_t)i * M + m + 1];
+                for (; k < end; ++k) {
+                    size_t off = (size_t)j * d;
+                    node[k] = j;
+                    gap[k] = mt_box_gap(x, f->lower + off, f->upper + off, d);
+                    if (f->left[j] == MT_NONE) {
+                        break;
+                    }
+                    j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+                }
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+/*
+ * The loops of mt_forest_gauss_mixture and mt_forest_mixture, reading the
+ * nodes and gaps of the stored paths instead of walking the trees: the
+ * same operations in the same order, hence the same results.  A path ends
+ * at a leaf of the full tree, whose split time exceeds the lifetime, so the
+ * walk at lambda <= lifetime stops on it at the latest.
+ */
+int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
+                                  const mt_index *node, const double *gap, size_t n,
+                                  double lambda, const double *mean, const double *var,
+                                  const double *cov, double prior_mean, double prior_var,
+                                  double time_scale, double noise_var, int n_threads,
+                                  double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
+        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var >= 0.0) ||
+        !isfinite(noise_var) || !isfinite(prior_mean)) {
+        return MT_ERR_ARG;
+    }
+    const size_t M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    const double h2 = prior_var, s2 = noise_var;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t i = 0; i < count; ++i) {
+        double o1 = 0.0, o2 = 0.0;
+        for (size_t m = 0; m < M; ++m) {
+            const mt_index lo = offset[(size_t)i * M + m], hi = offset[(size_t)i * M + m + 1];
+            double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
+            for (mt_index k = lo; k < hi; ++k) {
+                const mt_index j = node[k];
+                double t_end = node_time(f, j, lambda);
+                double e = gap[k];
+                double dt = t_end - t_prev;
+                if (e > 0.0 && dt > 0.0) {
+                    double w = -expm1(-dt * e), c1, c2;
+                    mt_index p = f->parent[j];
+                    if (p == MT_NONE) {
+                        bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                         prior_mean, 0.0, mean[j], var[j], 0.0, &c1, &c2);
+                    } else {
+                        bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                         mean[p], var[p], mean[j], var[j], cov[j], &c1, &c2);
+                    }
+                    acc1 += surv * w * c1;
+                    acc2 += surv * w * c2;
+                    surv *= 1.0 - w;
+                }
+                if (f->tau[j] > lambda || k + 1 == hi) {
+                    acc1 += surv * mean[j];
+                    acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
+                    break;
+                }
+                t_prev = f->tau[j];
+            }
+            o1 += acc1;
+            o2 += acc2;
+        }
+        out[2 * (size_t)i] = o1 / (double)M;
+        out[2 * (size_t)i + 1] = o2 / (double)M;
+    }
+    return MT_OK;
+}
+
+int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt_index *node,
+                            const double *gap, size_t n, double lambda, size_t K,
+                            const double *leaf, const double *branch, const double *branch0,
+                            int n_threads, double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || K == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *acc = malloc(K * sizeof(double));
+        if (acc == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (acc == NULL) {
+                continue;
+            }
+            double *o = out + (size_t)i * K;
+            for (size_t k = 0; k < K; ++k) {
+                o[k] = 0.0;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const mt_index lo = offset[(size_t)i * M + m];
+                const mt_index hi = offset[(size_t)i * M + m + 1];
+                double t_prev = 0.0, surv = 1.0;
+                for (size_t k = 0; k < K; ++k) {
+                    acc[k] = 0.0;
+                }
+                for (mt_index q = lo; q < hi; ++q) {
+                    const mt_index j = node[q];
+                    double t_end = node_time(f, j, lambda);
+                    double e = gap[q];
+                    double dt = t_end - t_prev;
+                    if (e > 0.0 && dt > 0.0) {
+                        double w = -expm1(-dt * e);
+                        mt_index p = f->parent[j];
+                        const double *comp = p == MT_NONE ? branch0 : branch + (size_t)p * K;
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += surv * w * comp[k];
+                        }
+                        surv *= 1.0 - w;
+                    }
+                    if (f->tau[j] > lambda || q + 1 == hi) {
+                        const double *comp = leaf + (size_t)j * K;
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += surv * comp[k];
+                        }
+                        break;
+                    }
+                    t_prev = f->tau[j];
+                }
+                for (size_t k = 0; k < K; ++k) {
+                    o[k] += acc[k];
+                }
+            }
+            for (size_t k = 0; k < K; ++k) {
+                o[k] /= (double)M;
+            }
+        }
+        free(acc);
+    }
+    return status;
+}

@@ -118,4 +118,36 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
                       size_t K, const double *leaf, const double *branch,
                       const double *branch0, int n_threads, double *out);
 
+/*
+ * Paths of fixed points (held-out points scored at many lifetimes and
+ * smoothing hyperparameters).  The walk of a point down a tree and its gaps
+ * eta_j(x) to the boxes on the way do not depend on lambda nor on the
+ * components; stored once, every mixture at those points reads them instead
+ * of walking again (the gaps, D operations per node, are most of a
+ * mixture's cost).  Path (i, m) runs from tree m's root to the leaf of the
+ * full tree that point i reaches: entries offset[i M + m] to
+ * offset[i M + m + 1] of node and gap.  mt_forest_path_lengths writes each
+ * path's length into length (n x M); the caller sums them into offset
+ * (n M + 1, offset[0] = 0) and allocates node and gap; mt_forest_path_fill
+ * fills them.  The forest must not change in between, nor before the
+ * mixtures below read them.
+ */
+int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
+                           mt_index *length);
+int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
+                        const mt_index *offset, mt_index *node, double *gap);
+
+/* mt_forest_gauss_mixture and mt_forest_mixture at the n points of stored
+ * paths: the same results, bit for bit. */
+int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
+                                  const mt_index *node, const double *gap, size_t n,
+                                  double lambda, const double *mean, const double *var,
+                                  const double *cov, double prior_mean, double prior_var,
+                                  double time_scale, double noise_var, int n_threads,
+                                  double *out);
+int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt_index *node,
+                            const double *gap, size_t n, double lambda, size_t K,
+                            const double *leaf, const double *branch, const double *branch0,
+                            int n_threads, double *out);
+
 #endif /* MT_MFOREST_H */
