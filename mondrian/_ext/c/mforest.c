@@ -85,7 +85,7 @@ static int check_gauss(const mt_forest *f, double lambda, double prior_mean, dou
 }
 
 /*
- * Belief propagation on every tree (see the top of this file).  scratch
+ * Belief propagation on tree m (see the top of this file).  scratch
  * holds 4 n_nodes doubles; on return its first two blocks hold, for every
  * node j of the pruned trees, the prior N(a_j, b_j) of mu_j given every
  * target outside j's subtree (a in scratch[0, n_nodes), b in
@@ -94,21 +94,16 @@ static int check_gauss(const mt_forest *f, double lambda, double prior_mean, dou
  * have_incr, holds them already (from a call at the same lambda,
  * prior_var and time_scale): they are then not recomputed.
  */
-static void gauss_bp(const mt_forest *f, double lambda, const double *count, const double *sum,
-                     double prior_mean, double prior_var, double time_scale, double noise_var,
-                     int n_threads, double *mean, double *var, double *cov, double *scratch,
-                     double *incr, int have_incr)
+static void gauss_bp_tree(const mt_forest *f, size_t m, double lambda, const double *count,
+                          const double *sum, double prior_mean, double prior_var,
+                          double time_scale, double noise_var, double *mean, double *var,
+                          double *cov, double *scratch, double *incr, int have_incr)
 {
     const size_t nn = f->n_nodes;
     /* own subtree factor (P, h), then reused for the prior (a, b) */
     double *own_p = scratch;
     double *own_h = own_p + nn, *msg_p = own_h + nn, *msg_h = msg_p + nn;
-    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
-#endif
-    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+    {
         const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
         /* upward */
         for (mt_index j = hi - 1; j >= lo; --j) {
@@ -176,6 +171,23 @@ static void gauss_bp(const mt_forest *f, double lambda, const double *count, con
             own_p[j] = a;
             own_h[j] = b;
         }
+    }
+}
+
+/* gauss_bp_tree on every tree, in parallel. */
+static void gauss_bp(const mt_forest *f, double lambda, const double *count, const double *sum,
+                     double prior_mean, double prior_var, double time_scale, double noise_var,
+                     int n_threads, double *mean, double *var, double *cov, double *scratch,
+                     double *incr, int have_incr)
+{
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+        gauss_bp_tree(f, (size_t)m, lambda, count, sum, prior_mean, prior_var, time_scale,
+                      noise_var, mean, var, cov, scratch, incr, have_incr);
     }
 }
 
@@ -283,20 +295,34 @@ int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
     }
     double *incr = scratch + 4 * nn * n_candidates;
     double *mean = incr + nn, *var = mean + nn, *cov = var + nn;
-    for (size_t c = 0; c < n_candidates; ++c) {
-        int have_incr = c > 0 && time_scale[c] == time_scale[c - 1];
-        gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale[c], noise_var[c],
-                 n_threads, mean, var, cov, scratch + 4 * nn * c, incr, have_incr);
-    }
-    const ptrdiff_t n_cand = (ptrdiff_t)n_candidates;
+    const ptrdiff_t n_cand = (ptrdiff_t)n_candidates, n_trees = (ptrdiff_t)f->n_trees;
     (void)n_threads;
+    /* one parallel region: the candidates' propagations one after the
+     * other (each over the trees; they share the increments of one time
+     * scale), then the accumulations over the candidates */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1)
 #endif
-    for (ptrdiff_t c = 0; c < n_cand; ++c) {
-        const double *block = scratch + 4 * nn * (size_t)c;
-        loo_accumulate(f, lambda, count, sum, y, noise_var[c], block, block + nn,
-                       out + 2 * f->n_points * (size_t)c);
+    {
+        for (size_t c = 0; c < n_candidates; ++c) {
+            int have_incr = c > 0 && time_scale[c] == time_scale[c - 1];
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+            for (ptrdiff_t m = 0; m < n_trees; ++m) {
+                gauss_bp_tree(f, (size_t)m, lambda, count, sum, prior_mean, prior_var,
+                              time_scale[c], noise_var[c], mean, var, cov, scratch + 4 * nn * c,
+                              incr, have_incr);
+            }
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+        for (ptrdiff_t c = 0; c < n_cand; ++c) {
+            const double *block = scratch + 4 * nn * (size_t)c;
+            loo_accumulate(f, lambda, count, sum, y, noise_var[c], block, block + nn,
+                           out + 2 * f->n_points * (size_t)c);
+        }
     }
     free(scratch);
     return MT_OK;
