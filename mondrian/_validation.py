@@ -305,6 +305,22 @@ def check_target_scale(y: np.ndarray, name: str = "y") -> None:
             f"{MAX_TARGET_NORM:g}; rescale {name} (e.g. divide it by its standard deviation)")
 
 
+def check_fitted_features(features, name: str = "features"):
+    """A fitted :class:`~mondrian.MondrianFeatures` whose forest keeps its
+    training points (what a forest estimator built on its trees reads)."""
+    from .features import MondrianFeatures
+
+    if not isinstance(features, MondrianFeatures):
+        raise TypeError(f"{name} must be a fitted MondrianFeatures, got "
+                        f"{type(features).__name__}")
+    if not hasattr(features, "forest_"):
+        raise ValueError(f"{name} is not fitted: call its fit first")
+    if not features.forest_.stores_points:
+        raise ValueError(f"{name} keeps no training points (store_points=False or a dask "
+                         f"fit): the node statistics need them; fit with store_points=True")
+    return features
+
+
 def check_feature_names(estimator, X, name: str) -> None:
     """Column names of a second data set (e.g. ``X_val``) must be those of ``X``.
 

@@ -300,6 +300,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             features.set_params(store_points=False)
             features.forest_.drop_points()
         self._online = online
+        # The targets of the forest's points, for forest_regressor.
+        self._y = np.array(y) if store_points else None
         self.features_ = features
         self.coef_ = sol.coef
         self.intercept_ = mean
@@ -374,6 +376,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
                       else f"{self.coef_.shape[1]} targets")
             raise ValueError(f"y has shape {y.shape}, but the model was fitted on {fitted}")
         features.partial_fit(X)
+        if stores and getattr(self, "_y", None) is not None:
+            self._y = np.concatenate([self._y, y])
         Phi = features.transform(X)
         b, c = Phi.shape
         state.add(Phi, y)
@@ -405,6 +409,64 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.solver_ = solver
         self.n_iter_ = n_iter
         return self
+
+    def forest_regressor(self, *, lifetime: float | None = None, smoothing: bool = True,
+                         noise_variance="auto", prior_scale="auto", random_state=None):
+        """The Mondrian forest on this kernel's trees and training points.
+
+        The paper's Sec. 6 contrasts the two ways of fitting one set of M
+        Mondrian samples: the Mondrian kernel fits the weights of all trees'
+        cells jointly (this estimator's ridge, eq. (3)), the Mondrian forest
+        each tree's on its own and averages the trees (eq. (4)).  This
+        returns the forest, fitted on the same trees (shared, not copied:
+        see :meth:`MondrianForestRegressor.from_features`) and the same
+        training targets, so the comparison of Fig. 9 is on the same
+        samples.
+
+        Parameters
+        ----------
+        lifetime : float or None, default=None
+            Lifetime λ ≤ this estimator's ``lifetime`` of the forest's
+            predictions (the same trees serve every smaller λ); None: the
+            kernel's.
+        smoothing : bool, default=True
+            False: the forest as the paper's Sec. 8.3 ran it (every leaf
+            predicts the mean of its targets).
+        noise_variance, prior_scale : 'auto' or float, default='auto'
+            The smoothing's hyperparameters (see
+            :class:`~mondrian.MondrianForestRegressor`); 'auto' selects
+            them by leave-one-out on these trees.
+        random_state : None, int, SeedSequence or Generator, default=None
+            For the sample of rows behind ``lifetime_scale_``; None: this
+            estimator's ``random_state``.
+
+        Returns
+        -------
+        MondrianForestRegressor
+            Fitted.
+
+        Raises
+        ------
+        ValueError
+            If the model keeps no training points (``store_points=False``
+            or a dask fit) or was fitted on several targets.
+        """
+        check_is_fitted(self, "coef_")
+        from .forest import MondrianForestRegressor
+        y = getattr(self, "_y", None)
+        if y is None or not self.features_.forest_.stores_points:
+            raise ValueError("the model keeps no training points (store_points=False or a "
+                             "dask fit): the forest's node statistics need them")
+        if y.ndim == 2:
+            if y.shape[1] != 1:
+                raise ValueError(f"the model was fitted on {y.shape[1]} targets; the forest "
+                                 f"regressor takes one")
+            y = y[:, 0]
+        return MondrianForestRegressor.from_features(
+            self.features_, y, lifetime=lifetime, smoothing=smoothing,
+            noise_variance=noise_variance, prior_scale=prior_scale,
+            random_state=self.random_state if random_state is None else random_state,
+            n_jobs=self.n_jobs)
 
     def predict(self, X) -> np.ndarray:
         """Predictions Φ(X)ŵ + ȳ.

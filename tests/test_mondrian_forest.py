@@ -387,3 +387,190 @@ def test_bad_input():
         MondrianForestClassifier(n_trees=3, discount=-1.0).fit(X, y > 1)
     with pytest.raises(ValueError, match="Unknown label type|continuous"):
         MondrianForestClassifier(n_trees=3).fit(X, y)
+
+
+# --------------------------------------------------------------------------
+# Leave-one-out selection and the kernel and forest on the same trees
+
+
+def test_gauss_loo_equals_posterior_without_the_point():
+    """mt_forest_gauss_loo's moments for y_i equal, tree by tree, the
+    posterior of y_i's active node recomputed from statistics with y_i
+    removed from every node holding it (the partition is kept), plus the
+    noise: exact up to rounding."""
+    X, y = _data(60)
+    y = y - y.mean()
+    forest = MondrianFeatures(n_trees=3, lifetime=8.0, random_state=0).fit(X).forest_
+    lam, prior_var, noise = 5.0, 0.7, 0.05
+    thetas, noises = [0.3, 2.0], [noise, 0.2]
+    count, total, _ = _mforest.regression_stats(forest, y)
+    loo = _mforest.gauss_loo(forest, lam, count, total, y, 0.0, prior_var, thetas, noises)
+    assert loo.shape == (2, 60, 2)
+    tau, parent = np.asarray(forest.tau), np.asarray(forest.parent)
+    for c, (theta, nv) in enumerate(zip(thetas, noises)):
+        for i in range(0, 60, 7):
+            m1 = m2 = 0.0
+            for m in range(3):
+                cnt, tot = count.copy(), total.copy()
+                active = None
+                for j in range(forest.node_offset[m], forest.node_offset[m + 1]):
+                    if i in _node_points(forest, j):
+                        cnt[j] -= 1
+                        tot[j] -= y[i]
+                        if tau[j] > lam and (parent[j] < 0 or tau[parent[j]] <= lam):
+                            active = j
+                mean, var, _ = _mforest.gauss_posterior(forest, lam, cnt, tot, 0.0, prior_var,
+                                                        theta, nv)
+                m1 += mean[active] / 3
+                m2 += (var[active] + nv + mean[active] ** 2) / 3
+            np.testing.assert_allclose(loo[c, i], [m1, m2], rtol=1e-10, atol=1e-12)
+
+
+def test_numeric_lifetime_grows_on_every_point_and_selects_by_loo():
+    X, y = _data(300)
+    model = MondrianForestRegressor(n_trees=6, lifetime=6.0, random_state=0).fit(X, y)
+    # No held-out split: the trees are those of MondrianFeatures on all points.
+    ref = MondrianFeatures(n_trees=6, lifetime=6.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(model.forest_.tau, ref.forest_.tau)
+    assert model.validation_scores_ is None
+    lam = model.lifetime_
+    kappa = min((k for _, k in model._hyper_grid()),
+                key=lambda k: model.loo_scores_[(lam, (0.03, k))][0])
+    noise = min((r for r, _ in model._hyper_grid()),
+                key=lambda r: model.loo_scores_[(lam, (r, kappa))][1])
+    assert model.hyper_ == (noise, kappa)
+    # Each recorded score is the LOO score recomputed alone.
+    for hyper, score in list(model.loo_scores_.items())[:3]:
+        assert model._score_loo(lam, [hyper[1]])[0] == score
+
+
+@pytest.mark.parametrize("smoothing", [True, False])
+def test_from_features_predicts_as_fit_on_the_same_trees(smoothing):
+    """A forest built on fitted MondrianFeatures equals, to the last bit, the
+    one MondrianForestRegressor.fit grows with the same seed (its trees are
+    MondrianFeatures' with that seed), more than 1000 points so that λ₀ is
+    drawn from a sample too."""
+    X, y = _data(1200, 3)
+    Xq = np.random.default_rng(4).random((80, 3)) * 1.4 - 0.2
+    fitted = MondrianForestRegressor(n_trees=5, lifetime=7.0, random_state=3,
+                                     smoothing=smoothing).fit(X, y)
+    features = MondrianFeatures(n_trees=5, lifetime=7.0, random_state=3).fit(X)
+    built = MondrianForestRegressor.from_features(features, y, random_state=3,
+                                                  smoothing=smoothing)
+    assert built.forest_ is features.forest_          # shared, not copied
+    assert built.hyper_ == fitted.hyper_ and built.lifetime_scale_ == fitted.lifetime_scale_
+    for a, b in zip(fitted.predict(Xq, return_std=True), built.predict(Xq, return_std=True)):
+        np.testing.assert_array_equal(a, b)
+    # At a smaller lifetime: the same trees pruned (unsmoothed, a lifetime
+    # is all a prediction depends on).
+    low = MondrianForestRegressor.from_features(features, y, lifetime=2.0, random_state=3,
+                                                smoothing=smoothing)
+    assert low.get_params()["lifetime"] == 2.0 and low.max_lifetime_ == 7.0
+    if not smoothing:
+        np.testing.assert_array_equal(low.predict(Xq), built.predict(Xq, lifetime=2.0))
+
+
+def test_kernel_ridge_forest_regressor_shares_trees_and_points():
+    from sklearn.base import clone
+
+    from mondrian import MondrianKernelRidge
+    X, y = _data(200)
+    ridge = MondrianKernelRidge(n_trees=8, lifetime=6.0, alpha=0.1, random_state=1).fit(X, y)
+    forest = ridge.forest_regressor(smoothing=False)
+    f, g = forest.forest_, ridge.features_.forest_
+    assert f is g and np.shares_memory(f.tau, g.tau) and np.shares_memory(f.X, g.X)
+    # Unsmoothed at λ = Λ, a training point's prediction is the mean over
+    # trees of its leaves' target means (the paper's "Mondrian forest").
+    Phi = ridge.features_.training_features()
+    leaf_mean = (Phi.T @ y) / (Phi.T @ np.ones(200))      # per column
+    expected = (Phi @ leaf_mean) / np.sqrt(8)            # entries 1/√M
+    np.testing.assert_allclose(forest.predict(X), expected, rtol=1e-12)
+    # The kernel's later insertions grow a copy: the forest keeps its trees.
+    X2, y2 = _data(30, seed=5)
+    before = forest.predict(X2)
+    ridge.partial_fit(X2, y2)
+    assert ridge.features_.forest_ is not f and f.n_points == 200
+    np.testing.assert_array_equal(forest.predict(X2), before)
+    # ... and the forest of the updated kernel holds every point.
+    assert ridge.forest_regressor(smoothing=False).forest_.n_points == 230
+    # The forest's own partial_fit inserts into a copy.
+    forest.partial_fit(X2, y2)
+    assert forest.forest_.n_points == 230 and f.n_points == 200
+    # clone gives an unfitted estimator with the same parameters.
+    params = clone(forest).get_params()
+    assert params["n_trees"] == 8 and params["lifetime"] == 6.0 and not params["smoothing"]
+
+
+def test_from_features_bad_input():
+    X, y = _data(50)
+    features = MondrianFeatures(n_trees=3, lifetime=4.0, random_state=0).fit(X)
+    with pytest.raises(TypeError, match="fitted MondrianFeatures"):
+        MondrianForestRegressor.from_features(object(), y)
+    with pytest.raises(ValueError, match="not fitted"):
+        MondrianForestRegressor.from_features(MondrianFeatures(), y)
+    with pytest.raises(ValueError, match="49 entries"):
+        MondrianForestRegressor.from_features(features, y[:-1])
+    with pytest.raises(ValueError, match="NaN"):
+        MondrianForestRegressor.from_features(features, np.where(np.arange(50) == 3, np.nan, y))
+    with pytest.raises(ValueError, match="lifetime"):
+        MondrianForestRegressor.from_features(features, y, lifetime=5.0)
+    dropped = MondrianFeatures(n_trees=3, lifetime=4.0, random_state=0,
+                               store_points=False).fit(X)
+    with pytest.raises(ValueError, match="no training points"):
+        MondrianForestRegressor.from_features(dropped, y)
+    from mondrian import MondrianKernelRidge
+    with pytest.raises(ValueError, match="no training points"):
+        MondrianKernelRidge(n_trees=3, lifetime=4.0, store_points=False).fit(X, y) \
+            .forest_regressor()
+    with pytest.raises(ValueError, match="2 targets"):
+        MondrianKernelRidge(n_trees=3, lifetime=4.0).fit(X, np.c_[y, y]).forest_regressor()
+
+
+def test_loo_selection_identical_for_any_thread_count():
+    X, y = _data(300)
+    Xq = np.random.default_rng(2).random((40, 2)) * 1.4 - 0.2
+    a = MondrianForestRegressor(n_trees=7, lifetime=6.0, random_state=3, n_jobs=1).fit(X, y)
+    b = MondrianForestRegressor(n_trees=7, lifetime=6.0, random_state=3, n_jobs=2).fit(X, y)
+    assert a.loo_scores_ == b.loo_scores_ and a.hyper_ == b.hyper_
+    for out_a, out_b in zip(a.predict(Xq, return_std=True), b.predict(Xq, return_std=True)):
+        np.testing.assert_array_equal(out_a, out_b)
+
+
+@pytest.mark.parametrize("cls", [MondrianForestRegressor, MondrianForestClassifier])
+def test_held_out_scoring_on_stored_paths_equals_walking(monkeypatch, cls):
+    """lifetime='auto' scores its held-out points on paths walked once
+    (_mforest.Paths); with them disabled (every candidate walks the trees)
+    every score, the selection and the predictions are the same, bit for bit."""
+    import mondrian.forest.estimators as est
+    X, y = _data(300)
+    y = y if cls is MondrianForestRegressor else y > 1
+    Xq = np.random.default_rng(2).random((40, 2)) * 1.4 - 0.2
+    a = cls(n_trees=6, random_state=1).fit(X, y)
+    monkeypatch.setattr(est, "MAX_PATH_ENTRIES", 0)
+    b = cls(n_trees=6, random_state=1).fit(X, y)
+    assert a.validation_scores_ == b.validation_scores_
+    assert a.lifetime_ == b.lifetime_ and a.hyper_ == b.hyper_
+    out_a = a.predict_proba(Xq) if cls is MondrianForestClassifier else a.predict(Xq)
+    out_b = b.predict_proba(Xq) if cls is MondrianForestClassifier else b.predict(Xq)
+    np.testing.assert_array_equal(out_a, out_b)
+
+
+def test_paths_equal_walks_and_refuse_a_changed_forest():
+    X, y = _data(200, 3)
+    model = MondrianForestRegressor(n_trees=4, lifetime=9.0, random_state=0,
+                                    noise_variance=0.03, prior_scale=1.0).fit(X, y)
+    Xq = np.random.default_rng(1).random((30, 3)) * 1.4 - 0.2
+    forest = model.forest_
+    paths = _mforest.Paths(forest, Xq, 2)
+    assert forest.shared                       # pinned while the paths live
+    for lam in (9.0, 3.0, 0.0):
+        mean, var = model._moments(Xq, lam, model._resolved)
+        mean_p, var_p = model._moments(Xq, lam, model._resolved, paths)
+        np.testing.assert_array_equal(mean, mean_p)
+        np.testing.assert_array_equal(var, var_p)
+    with pytest.raises(OverflowError, match="max_entries"):
+        _mforest.Paths(forest, Xq, 1, max_entries=10)
+    other = MondrianFeatures(n_trees=4, lifetime=9.0, random_state=1).fit(X).forest_
+    with pytest.raises(ValueError, match="another forest"):
+        _mforest.gauss_mixture_paths(other, paths, 1.0, *model._components(1.0, model._resolved),
+                                     0.0, 1.0, 1.0, 0.1)

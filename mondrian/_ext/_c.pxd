@@ -112,10 +112,28 @@ cdef extern from "c/mforest.h" nogil:
                                   const double *sum, double prior_mean, double prior_var,
                                   double time_scale, double noise_var, int n_threads,
                                   double *mean, double *var, double *cov)
+    int mt_forest_gauss_loo(const mt_forest *f, double lam, const double *count,
+                            const double *sum, const double *y, double prior_mean,
+                            double prior_var, size_t n_candidates, const double *time_scale,
+                            const double *noise_var, int n_threads, double *out)
     int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lam,
                                 const double *mean, const double *var, const double *cov,
                                 double prior_mean, double prior_var, double time_scale,
                                 double noise_var, int n_threads, double *out)
+    int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
+                               mt_index *length)
+    int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
+                            const mt_index *offset, mt_index *node, double *gap)
+    int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
+                                      const mt_index *node, const double *gap, size_t n,
+                                      double lam, const double *mean, const double *var,
+                                      const double *cov, double prior_mean, double prior_var,
+                                      double time_scale, double noise_var, int n_threads,
+                                      double *out)
+    int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset,
+                                const mt_index *node, const double *gap, size_t n, double lam,
+                                size_t K, const double *leaf, const double *branch,
+                                const double *branch0, int n_threads, double *out)
     int mt_forest_class_posterior(const mt_forest *f, double lam, const double *counts,
                                   size_t n_classes, const double *base, double rate,
                                   int n_threads, double *prob)

@@ -17,15 +17,17 @@ cimport numpy as cnp
 from ._c cimport (
     mt_index, mt_threads_release, mt_node_stats_regression, mt_node_stats_classes,
     mt_forest_gauss_posterior, mt_forest_class_posterior, mt_forest_mixture,
-    mt_forest_gauss_mixture,
+    mt_forest_gauss_mixture, mt_forest_gauss_loo, mt_forest_path_lengths, mt_forest_path_fill,
+    mt_forest_gauss_mixture_paths, mt_forest_mixture_paths,
 )
 from ._forest cimport Forest
 from ._status cimport check_status, check_threads
 
 cnp.import_array()
 
-__all__ = ["regression_stats", "class_stats", "gauss_posterior", "class_posterior",
-           "mixture", "gauss_mixture"]
+__all__ = ["regression_stats", "class_stats", "gauss_posterior", "gauss_loo",
+           "class_posterior", "mixture", "gauss_mixture", "Paths", "mixture_paths",
+           "gauss_mixture_paths"]
 
 _NO_POINTS = "the forest keeps no training points (store_points=False)"
 
@@ -106,6 +108,45 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
                  arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
                      "and noise_var > 0")
     return mean, var, cov
+
+
+def gauss_loo(Forest forest, double lam, count, total, y, double prior_mean, double prior_var,
+              time_scales, noise_vars, n_threads=1):
+    """Leave-one-out predictive (mean, second moment) of every training
+    target y[i] under the Gaussian smoothing at ``lam``, averaged over the
+    trees, for each candidate (time_scales[c], noise_vars[c]):
+    (n_candidates x n_points x 2); count and total are regression_stats' of y."""
+    cdef int nt = check_threads(n_threads)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
+    cdef const double[::1] s = np.ascontiguousarray(total, dtype=np.float64)
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    cdef const double[::1] tv = np.ascontiguousarray(time_scales, dtype=np.float64).ravel()
+    cdef const double[::1] nv = np.ascontiguousarray(noise_vars, dtype=np.float64).ravel()
+    cdef size_t k = <size_t>tv.shape[0]
+    if <size_t>c.shape[0] != nn or <size_t>s.shape[0] != nn or nn == 0:
+        raise ValueError("count and total must have one entry per node of a fitted forest")
+    if <size_t>yv.shape[0] != forest.f.n_points:
+        raise ValueError(f"y has {yv.shape[0]} entries, the forest {forest.f.n_points} points")
+    if k == 0 or <size_t>nv.shape[0] != k:
+        raise ValueError("time_scales and noise_vars must be non-empty, of one length")
+    out = np.empty((k, forest.f.n_points, 2), dtype=np.float64)
+    if forest.f.n_points == 0:
+        return out
+    cdef double[:, :, ::1] ov = out
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_gauss_loo(&forest.f, lam, &c[0], &s[0], &yv[0], prior_mean,
+                                         prior_var, k, &tv[0], &nv[0], nt, &ov[0, 0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "gauss_loo",
+                 arg=f"{_NO_POINTS}, or not 0 <= lifetime <= the forest's, prior_var >= 0, "
+                     "time_scale > 0 and noise_var > 0")
+    return out
 
 
 def class_posterior(Forest forest, double lam, counts, base, double rate, n_threads=1):
@@ -194,6 +235,139 @@ def gauss_mixture(Forest forest, X, double lam, mean, var, cov, double prior_mea
     finally:
         forest._end_read()
     check_status(status, "gauss_mixture",
+                 arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
+                     "and noise_var >= 0")
+    return out
+
+
+cdef class Paths:
+    """The paths of fixed points down every tree of a forest, with their gaps
+    to the boxes on the way (``c/mforest.h``): ``mixture`` and
+    ``gauss_mixture`` given ``paths=`` read them instead of walking the
+    trees, with the same results.  Made for held-out points scored at many
+    lifetimes and hyperparameters.  The forest is pinned while the paths
+    live (growing or inserting works on a copy) and must still have the
+    nodes it had."""
+
+    cdef readonly Forest forest
+    cdef readonly object offset, node, gap
+    cdef readonly Py_ssize_t n_points
+    cdef size_t n_nodes
+    cdef object __weakref__
+
+    def __init__(self, Forest forest, X, n_threads=1, max_entries=None):
+        cdef int nt = check_threads(n_threads)
+        cdef const double[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float64)
+        cdef size_t n = <size_t>xv.shape[0], M = forest.f.n_trees
+        if <size_t>xv.shape[1] != forest.f.n_features or forest.f.n_nodes == 0:
+            raise ValueError("X must be n x n_features, the forest fitted")
+        length = np.zeros(n * M, dtype=np.int64)
+        cdef mt_index[::1] lv = length
+        cdef int status = 0
+        forest._begin_read()
+        try:
+            if n > 0:
+                with nogil:
+                    status = mt_forest_path_lengths(&forest.f, &xv[0, 0], n, nt, &lv[0])
+                mt_threads_release()
+            check_status(status, "Paths", arg="the forest has no nodes")
+            offset = np.zeros(n * M + 1, dtype=np.int64)
+            np.cumsum(length, out=offset[1:])
+            if max_entries is not None and offset[-1] > max_entries:
+                raise OverflowError(f"the paths have {offset[-1]} entries, more than "
+                                    f"max_entries={max_entries}")
+            node = np.empty(offset[-1], dtype=np.int64)
+            gap = np.empty(offset[-1], dtype=np.float64)
+            if n > 0:
+                self._fill(forest, xv, n, nt, offset, node, gap)
+        finally:
+            forest._end_read()
+        self.forest = forest
+        self.offset, self.node, self.gap = offset, node, gap
+        self.n_points = <Py_ssize_t>n
+        self.n_nodes = forest.f.n_nodes
+        forest.pin(self)
+
+    cdef _fill(self, Forest forest, const double[:, ::1] xv, size_t n, int nt,
+               mt_index[::1] ov, mt_index[::1] nv, double[::1] gv):
+        cdef int status
+        cdef mt_index *np_ = &nv[0] if nv.shape[0] > 0 else NULL
+        cdef double *gp = &gv[0] if gv.shape[0] > 0 else NULL
+        with nogil:
+            status = mt_forest_path_fill(&forest.f, &xv[0, 0], n, nt, &ov[0], np_, gp)
+        mt_threads_release()
+        check_status(status, "Paths")
+
+    cdef check(self, Forest forest):
+        if forest is not self.forest or forest.f.n_nodes != self.n_nodes:
+            raise ValueError("the paths were made on another forest, or it has changed")
+
+
+def mixture_paths(Forest forest, Paths paths, double lam, leaf, branch, branch0, n_threads=1):
+    """``mixture`` at the points of ``paths`` (the same numbers)."""
+    cdef int nt = check_threads(n_threads)
+    paths.check(forest)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[:, ::1] lv = np.ascontiguousarray(leaf, dtype=np.float64)
+    cdef const double[:, ::1] bv = np.ascontiguousarray(branch, dtype=np.float64)
+    cdef const double[::1] b0 = np.ascontiguousarray(branch0, dtype=np.float64)
+    cdef size_t K = <size_t>b0.shape[0]
+    cdef size_t n = <size_t>paths.n_points
+    if (<size_t>lv.shape[0] != nn or <size_t>bv.shape[0] != nn or <size_t>lv.shape[1] != K
+            or <size_t>bv.shape[1] != K or K == 0):
+        raise ValueError("leaf and branch must be n_nodes x K, branch0 K")
+    out = np.zeros((n, K), dtype=np.float64)
+    if n == 0:
+        return out
+    cdef double[:, ::1] ov = out
+    cdef const mt_index[::1] off = paths.offset
+    cdef const mt_index[::1] nodes = paths.node
+    cdef const double[::1] gaps = paths.gap
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_mixture_paths(&forest.f, &off[0], &nodes[0], &gaps[0], n, lam, K,
+                                             &lv[0, 0], &bv[0, 0], &b0[0], nt, &ov[0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "mixture_paths", arg="need 0 <= lifetime <= the forest's")
+    return out
+
+
+def gauss_mixture_paths(Forest forest, Paths paths, double lam, mean, var, cov,
+                        double prior_mean, double prior_var, double time_scale,
+                        double noise_var, n_threads=1):
+    """``gauss_mixture`` at the points of ``paths`` (the same numbers)."""
+    cdef int nt = check_threads(n_threads)
+    paths.check(forest)
+    cdef size_t nn = forest.f.n_nodes
+    cdef const double[::1] mv = np.ascontiguousarray(mean, dtype=np.float64)
+    cdef const double[::1] vv = np.ascontiguousarray(var, dtype=np.float64)
+    cdef const double[::1] cv = np.ascontiguousarray(cov, dtype=np.float64)
+    cdef size_t n = <size_t>paths.n_points
+    if <size_t>mv.shape[0] != nn or <size_t>vv.shape[0] != nn or <size_t>cv.shape[0] != nn:
+        raise ValueError("mean, var and cov must have one entry per node")
+    out = np.zeros((n, 2), dtype=np.float64)
+    if n == 0:
+        return out
+    cdef double[:, ::1] ov = out
+    cdef const mt_index[::1] off = paths.offset
+    cdef const mt_index[::1] nodes = paths.node
+    cdef const double[::1] gaps = paths.gap
+    cdef int status
+    forest._begin_read()
+    try:
+        with nogil:
+            status = mt_forest_gauss_mixture_paths(&forest.f, &off[0], &nodes[0], &gaps[0], n,
+                                                   lam, &mv[0], &vv[0], &cv[0], prior_mean,
+                                                   prior_var, time_scale, noise_var, nt,
+                                                   &ov[0, 0])
+        mt_threads_release()
+    finally:
+        forest._end_read()
+    check_status(status, "gauss_mixture_paths",
                  arg="need 0 <= lifetime <= the forest's, prior_var >= 0, time_scale > 0 "
                      "and noise_var >= 0")
     return out

