@@ -53,6 +53,7 @@ from .._validation import (check_array_input, check_bool, check_fraction, check_
                           check_lifetime, check_positive_float, check_random_generator,
                           check_rotation, check_target_scale, resolve_n_jobs)
 from ..features import MondrianFeatures
+from . import aggregation as amf
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
 
@@ -92,7 +93,8 @@ class _MondrianForestBase(BaseEstimator):
                     smoothing=check_bool(self.smoothing, "smoothing"),
                     validation_fraction=check_fraction(self.validation_fraction,
                                                        "validation_fraction"),
-                    max_nodes=self._check_max_nodes())
+                    max_nodes=self._check_max_nodes(),
+                    aggregation=check_bool(self.aggregation, "aggregation"))
 
     def _check_max_nodes(self):
         if self.max_nodes is None:
@@ -108,6 +110,8 @@ class _MondrianForestBase(BaseEstimator):
         """Grow the trees, select the hyperparameters ``self._grid()`` lists,
         compute the node statistics on every point."""
         rng = check_random_generator(self.random_state)
+        if params["aggregation"]:
+            return self._fit_aggregated(X, targets, params, rng)
         n = X.shape[0]
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
@@ -171,10 +175,40 @@ class _MondrianForestBase(BaseEstimator):
     def _partial_fit_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Insert X into every tree, then recompute the node statistics."""
         self.features_.max_nodes = self._check_max_nodes()
+        if self.aggregation:
+            self.amf_state_ = amf.insert(self.features_, X, targets, self.amf_state_,
+                                         **self._amf_args())
+            self._amf_cache = {}
+            return
         self.features_.partial_fit(X)
         self._targets = np.concatenate([self._targets, targets])
         self._compute_stats()
         self._components(self.lifetime_, self._resolved, store=True)
+
+    def _fit_aggregated(self, X, targets, params, rng) -> None:
+        """AMF: the trees grown on all points, the node weights from the
+        points in their given order (:mod:`mondrian.forest.aggregation`)."""
+        from ..path.search import lifetime_scale
+        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
+        lifetime = params["lifetime"]
+        if isinstance(lifetime, str):
+            lifetime = amf.AUTO_LIFETIME_FACTOR * self.lifetime_scale_
+        self.features_ = self._features(params, lifetime, rng).fit(X)
+        self.lifetime_ = float(lifetime)
+        self.hyper_ = self._resolved = self.validation_scores_ = None
+        self._targets = targets.copy()  # the first batch's (relabelled by partial_fit)
+        self._amf_restart(X, targets)
+
+    def _amf_restart(self, X, targets) -> None:
+        """The AMF state of the fitted trees from scratch, points in order."""
+        args = self._amf_args()
+        state = amf.new_state(self.forest_, args["n_classes"])
+        self.amf_state_ = amf.update(self.forest_, X, targets, state, **args)
+        self._amf_cache = {}
+
+    def _amf_predict(self, X: np.ndarray, lam: float, comp: np.ndarray) -> np.ndarray:
+        return amf.predict(self.forest_, X, lam, self.amf_state_, comp,
+                           resolve_n_jobs(self.n_jobs), self._amf_cache)
 
     @property
     def forest_(self):
@@ -366,7 +400,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, noise_variance="auto", prior_scale="auto",
-                 validation_fraction: float = 0.2, max_nodes: int | None = None):
+                 validation_fraction: float = 0.2, max_nodes: int | None = None,
+                 aggregation: bool = False, step="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
@@ -377,6 +412,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.prior_scale = prior_scale
         self.validation_fraction = validation_fraction
         self.max_nodes = max_nodes
+        self.aggregation = aggregation
+        self.step = step
 
     _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
     _SCALE_GRID = (0.25, 1.0, 4.0, 16.0)
@@ -426,6 +463,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         params = self._check_common()
         _check_auto_or_positive(self.noise_variance, "noise_variance")
         _check_auto_or_positive(self.prior_scale, "prior_scale")
+        amf.check_step(self.step, "step", allow_auto=True)
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_target_scale(y)
@@ -433,6 +471,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         var = float(np.var(y))
         self.y_var_ = var if var > 0.0 else 1.0
         self._posterior_cache = None
+        if params["aggregation"]:
+            step = amf.check_step(self.step, "step", allow_auto=True)
+            self.step_ = amf.AUTO_STEP_FACTOR / self.y_var_ if step == "auto" else step
         self._fit_forest(X, y - self.y_mean_, params)
         return self
 
@@ -494,8 +535,14 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
             self._posterior_cache = (key, post)
         return post
 
+    def _amf_args(self) -> dict:
+        return dict(step=self.step_, n_classes=None, dirichlet=None,
+                    n_threads=resolve_n_jobs(self.n_jobs))
+
     def _moments(self, X: np.ndarray, lam: float, hyper) -> tuple[np.ndarray, np.ndarray]:
-        if self.smoothing:
+        if self.aggregation:
+            out = self._amf_predict(X, lam, amf.regression_components(self.amf_state_))
+        elif self.smoothing:
             noise, theta = hyper
             mean, var, cov = self._components(lam, hyper)
             out = _mforest.gauss_mixture(self.forest_, X, lam, mean, var, cov, 0.0, self.y_var_,
@@ -626,7 +673,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, discount="auto",
-                 validation_fraction: float = 0.2, max_nodes: int | None = None):
+                 validation_fraction: float = 0.2, max_nodes: int | None = None,
+                 aggregation: bool = False, step: float = 1.0, dirichlet: float = 0.5):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
@@ -636,6 +684,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         self.discount = discount
         self.validation_fraction = validation_fraction
         self.max_nodes = max_nodes
+        self.aggregation = aggregation
+        self.step = step
+        self.dirichlet = dirichlet
 
     _DISCOUNT_GRID = (1.0, 3.0, 10.0, 30.0)
 
@@ -669,6 +720,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         """
         params = self._check_common()
         _check_auto_or_positive(self.discount, "discount", allow_zero=True)
+        amf.check_step(self.step, "step")
+        amf.check_step(self.dirichlet, "dirichlet")
         X, y = check_array_input(self, X, reset=True, y=y)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
@@ -709,7 +762,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                 codes = np.searchsorted(all_classes, self.classes_[self._targets])
                 self.classes_ = all_classes
                 self._targets = codes.astype(np.int64)
-                self._compute_stats()
+                if self.aggregation:  # the Dirichlet node predictions depend on K
+                    self._amf_restart(self.forest_.X, self._targets)
+                else:
+                    self._compute_stats()
             return self
         if classes is not None and not np.array_equal(np.unique(np.asarray(classes)),
                                                       self.classes_):
@@ -730,6 +786,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                                                  self.classes_.size,
                                                  resolve_n_jobs(self.n_jobs))
         self._posterior_cache = None
+
+    def _amf_args(self) -> dict:
+        return dict(step=float(self.step), n_classes=self.classes_.size,
+                    dirichlet=float(self.dirichlet), n_threads=resolve_n_jobs(self.n_jobs))
 
     def _components(self, lam: float, rate: float, store: bool = False):
         K = self.classes_.size
@@ -776,7 +836,11 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         check_is_fitted(self, "features_")
         lam = self._prediction_lifetime(lifetime)
         X = check_array_input(self, X, reset=False)
-        proba = self._mixture(X, lam, self._resolved)
+        if self.aggregation:
+            proba = self._amf_predict(X, lam, amf.class_components(self.amf_state_,
+                                                                   float(self.dirichlet)))
+        else:
+            proba = self._mixture(X, lam, self._resolved)
         return proba / proba.sum(axis=1, keepdims=True)
 
     def predict(self, X, lifetime: float | None = None) -> np.ndarray:

@@ -1,0 +1,367 @@
+/* amf.c -- aggregation over the pruned subtrees of the trees (see amf.h). */
+#include "amf.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define MT_LN2 0.69314718055994530942
+
+static int all_finite(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (!isfinite(v[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The child of internal node j on x's side of its cut (x in the tree's
+ * coordinates). */
+static mt_index cut_child(const mt_forest *f, mt_index j, const double *x)
+{
+    return x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+}
+
+/* log(exp(a) + exp(b)) - log 2, exact for equal infinite arguments. */
+static double log_half_sum(double a, double b)
+{
+    double hi = a > b ? a : b, lo = a > b ? b : a;
+    if (hi == -INFINITY) {
+        return -INFINITY;
+    }
+    return hi + log1p(exp(lo - hi)) - MT_LN2;
+}
+
+static int check_update(const mt_forest *f, const double *X, size_t n, double step)
+{
+    size_t nd;
+    if (f->n_nodes == 0 || !(step > 0.0) || !isfinite(step)) {
+        return MT_ERR_ARG;
+    }
+    if (mt_mul_size(n, f->n_features, &nd) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    return (n == 0 || all_finite(X, nd)) ? MT_OK : MT_ERR_ARG;
+}
+
+int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
+                             double step, int n_threads, double *state)
+{
+    int status = check_update(f, X, n, step);
+    if (status != MT_OK) {
+        return status;
+    }
+    if (n > 0 && !all_finite(y, n)) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features;
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < n_trees; ++m) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t i = 0; i < n; ++i) {
+                const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
+                const double yi = y[i];
+                mt_index j = f->node_offset[m];
+                for (;;) {
+                    double *s = state + (size_t)j * MT_AMF_REGRESSION_WIDTH;
+                    /* the loss of the node's prediction before it takes y */
+                    double pred = s[1] > 0.0 ? s[2] / s[1] : 0.0;
+                    double r = pred - yi;
+                    s[0] -= step * r * r;
+                    s[1] += 1.0;
+                    s[2] += yi;
+                    s[3] += yi * yi;
+                    if (f->left[j] == MT_NONE) {
+                        break;
+                    }
+                    j = cut_child(f, j, x);
+                }
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
+                          size_t n, size_t n_classes, double step, double dirichlet,
+                          int n_threads, double *state)
+{
+    int status = check_update(f, X, n, step);
+    if (status != MT_OK) {
+        return status;
+    }
+    if (n_classes == 0 || !(dirichlet > 0.0) || !isfinite(dirichlet)) {
+        return MT_ERR_ARG;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (labels[i] < 0 || (size_t)labels[i] >= n_classes) {
+            return MT_ERR_ARG;
+        }
+    }
+    const size_t d = f->n_features, width = n_classes + 2;
+    const double mass = (double)n_classes * dirichlet;
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < n_trees; ++m) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t i = 0; i < n; ++i) {
+                const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
+                const size_t k = (size_t)labels[i];
+                mt_index j = f->node_offset[m];
+                for (;;) {
+                    double *s = state + (size_t)j * width;
+                    /* log loss of the Dirichlet prediction before the count */
+                    s[0] += step * log((s[2 + k] + dirichlet) / (s[1] + mass));
+                    s[1] += 1.0;
+                    s[2 + k] += 1.0;
+                    if (f->left[j] == MT_NONE) {
+                        break;
+                    }
+                    j = cut_child(f, j, x);
+                }
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+typedef struct {
+    mt_index key;
+    double tau;
+    mt_index id;
+} old_node;
+
+static int compare_old(const void *pa, const void *pb)
+{
+    const old_node *a = pa, *b = pb;
+    if (a->key != b->key) {
+        return a->key < b->key ? -1 : 1;
+    }
+    if (a->tau != b->tau) {
+        return a->tau < b->tau ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Id of the old node with (key, tau) among the sorted entries, or MT_NONE. */
+static mt_index find_old(const old_node *sorted, size_t n, mt_index key, double tau)
+{
+    size_t lo = 0, hi = n;
+    old_node probe = {key, tau, MT_NONE};
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = compare_old(&sorted[mid], &probe);
+        if (c == 0) {
+            return sorted[mid].id;
+        }
+        if (c < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return MT_NONE;
+}
+
+int mt_amf_carry(const mt_forest *f, size_t old_n_nodes, const mt_index *old_offset,
+                 const mt_index *old_key, const double *old_tau, size_t width,
+                 const double *old_state, int n_threads, double *state)
+{
+    const size_t M = f->n_trees;
+    if (width == 0 || f->n_nodes == 0 || old_offset[0] != 0 ||
+        (size_t)old_offset[M] != old_n_nodes) {
+        return MT_ERR_ARG;
+    }
+    size_t largest = 1;
+    for (size_t m = 0; m < M; ++m) {
+        if (old_offset[m + 1] < old_offset[m]) {
+            return MT_ERR_ARG;
+        }
+        size_t size = (size_t)(old_offset[m + 1] - old_offset[m]);
+        largest = size > largest ? size : largest;
+    }
+    const ptrdiff_t n_trees = (ptrdiff_t)M;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        old_node *sorted = malloc(largest * sizeof(old_node));
+        if (sorted == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < n_trees; ++m) {
+            if (sorted == NULL) {
+                continue;
+            }
+            size_t n_old = 0;
+            for (mt_index o = old_offset[m]; o < old_offset[m + 1]; ++o) {
+                sorted[n_old].key = old_key[o];
+                sorted[n_old].tau = old_tau[o];
+                sorted[n_old].id = o;
+                ++n_old;
+            }
+            qsort(sorted, n_old, sizeof(old_node), compare_old);
+            for (mt_index j = f->node_offset[m + 1] - 1; j >= f->node_offset[m]; --j) {
+                mt_index key = f->key != NULL ? f->key[j] : j;
+                mt_index o = find_old(sorted, n_old, key, f->tau[j]);
+                const double *from = NULL;
+                if (o != MT_NONE) {
+                    from = old_state + (size_t)o * width;
+                } else if (f->left[j] != MT_NONE) {
+                    /* a new parent: the history of the node it was inserted
+                     * above, its child with the same key (resolved: larger id) */
+                    mt_index a = f->left[j], b = f->right[j];
+                    mt_index ka = f->key != NULL ? f->key[a] : a;
+                    mt_index kb = f->key != NULL ? f->key[b] : b;
+                    if ((ka == key) == (kb == key)) {
+                        status = MT_ERR_STATE;
+                        break;
+                    }
+                    from = state + (size_t)(ka == key ? a : b) * width;
+                }
+                double *to = state + (size_t)j * width;
+                for (size_t c = 0; c < width; ++c) {
+                    to[c] = from != NULL ? from[c] : 0.0;
+                }
+            }
+        }
+        free(sorted);
+    }
+    return status;
+}
+
+static int check_lambda(const mt_forest *f, double lambda)
+{
+    return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
+}
+
+int mt_amf_log_wbar(const mt_forest *f, double lambda, const double *state, size_t width,
+                    int n_threads, double *log_wbar)
+{
+    if (check_lambda(f, lambda) != MT_OK || width == 0) {
+        return MT_ERR_ARG;
+    }
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+        for (mt_index j = f->node_offset[m + 1] - 1; j >= f->node_offset[m]; --j) {
+            mt_index p = f->parent[j];
+            double lw = state[(size_t)j * width];
+            if (p != MT_NONE && f->tau[p] > lambda) {
+                log_wbar[j] = NAN; /* below the pruned tree */
+            } else if (f->tau[j] > lambda) {
+                log_wbar[j] = lw; /* a leaf of the pruned tree */
+            } else {
+                log_wbar[j] = log_half_sum(lw, log_wbar[f->left[j]] + log_wbar[f->right[j]]);
+            }
+        }
+    }
+    return MT_OK;
+}
+
+int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
+                   const double *state, size_t width, const double *log_wbar, size_t K,
+                   const double *comp, int n_threads, double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || width == 0 || K == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double) + K * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            double *acc = scratch + d;
+            double *o = out + (size_t)i * K;
+            for (size_t k = 0; k < K; ++k) {
+                o[k] = 0.0;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                mt_index j = f->node_offset[m];
+                double mult = 1.0; /* prod (1 - a) above j */
+                for (size_t k = 0; k < K; ++k) {
+                    acc[k] = 0.0;
+                }
+                for (;;) {
+                    const double *c = comp + (size_t)j * K;
+                    if (f->tau[j] > lambda) {
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += mult * c[k];
+                        }
+                        break;
+                    }
+                    mt_index a = f->left[j], b = f->right[j];
+                    double lw = state[(size_t)j * width];
+                    double stop = exp(lw - MT_LN2 - log_wbar[j]);
+                    double go = exp(log_wbar[a] + log_wbar[b] - MT_LN2 - log_wbar[j]);
+                    for (size_t k = 0; k < K; ++k) {
+                        acc[k] += mult * stop * c[k];
+                    }
+                    mult *= go;
+                    j = cut_child(f, j, x);
+                }
+                for (size_t k = 0; k < K; ++k) {
+                    o[k] += acc[k];
+                }
+            }
+            for (size_t k = 0; k < K; ++k) {
+                o[k] /= (double)M;
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}

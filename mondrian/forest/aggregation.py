@@ -1,0 +1,124 @@
+"""Online aggregation over the pruned subtrees of every tree (AMF).
+
+Mourtada, Gaïffas & Scornet, "AMF: Aggregated Mondrian forests for online
+learning" (JRSS-B 2021).  ``aggregation=True`` on
+:class:`~mondrian.MondrianForestRegressor` and
+:class:`~mondrian.MondrianForestClassifier` replaces the prediction of the
+tree pruned at λ by the exponentially weighted average of the predictions of
+ALL its pruned subtrees T (the same root, every node keeping both or none of
+its children), with prior π(T) = 2^-|T|', |T|' the number of nodes of T that
+are internal nodes of the tree (AMF's π(T) = 2^-|T| on the infinite Mondrian
+tree, everything below the tree's leaves summed out), and weights
+exp(-η L_T), L_T the cumulative loss of T's predictions on the points seen
+so far, each point predicted before it is learnt.  Node v's weight
+w_v = exp(-η L_v) (L_v the loss of v's own running prediction over the
+points of its cell, in arrival order), the normalisers
+w̄_v = ½ w_v + ½ w̄_left w̄_right (w̄ = w at the leaves) and the prediction
+along x's path
+
+    ŷ(leaf) = c(leaf),   ŷ(v) = a_v c(v) + (1 - a_v) ŷ(child of v holding x),
+    a_v = w_v / (2 w̄_v),
+
+are the context-tree-weighting recursions that make the average over
+exponentially many subtrees exact in O(depth) per point (``c/amf.h``, with
+the derivation).  Node predictions c(v): the running mean of the node's
+(centred) targets under the square loss, the Dirichlet / Krichevsky-Trofimov
+estimate (n_k + α)/(n + Kα) under the log loss.
+
+This module holds the state arrays' bookkeeping; the estimators call it
+from small hooks.  The state (``amf_state_``) has one row per node of the
+forest: [log w, count, Σy, Σy²] (regression) or [log w, count, class
+counts] (classification).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._ext import _amf
+from .._validation import check_positive_float
+
+__all__ = ["check_step", "new_state", "update", "insert", "predict",
+           "regression_components", "class_components"]
+
+#: ``lifetime='auto'`` with aggregation grows the trees to Λ = this · λ₀
+#: (λ₀ = 1/median ℓ₁ distance): deep enough that the trees are (nearly)
+#: the infinite-lifetime trees AMF uses, the aggregation doing the pruning.
+AUTO_LIFETIME_FACTOR = 2.0**14
+#: ``step='auto'`` of the regressor: η = AUTO_STEP_FACTOR / Var(y).
+AUTO_STEP_FACTOR = 2.0
+
+
+def check_step(value, name: str, *, allow_auto: bool = False):
+    """'auto' (where allowed) or a finite number > 0."""
+    if isinstance(value, str):
+        if allow_auto and value == "auto":
+            return "auto"
+        expected = "'auto' or a finite number > 0" if allow_auto else "a finite number > 0"
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return check_positive_float(value, name)
+
+
+def new_state(forest, n_classes: int | None) -> np.ndarray:
+    """The empty state (every node: weight 1, no point) of a regression
+    (``n_classes=None``) or classification forest."""
+    width = _amf.REGRESSION_WIDTH if n_classes is None else n_classes + 2
+    return np.zeros((forest.n_nodes, width), dtype=np.float64)
+
+
+def update(forest, X: np.ndarray, targets: np.ndarray, state: np.ndarray, *, step: float,
+           n_classes: int | None, dirichlet: float | None, n_threads: int) -> np.ndarray:
+    """Take the points (X, targets) in their order through every tree."""
+    if n_classes is None:
+        return _amf.update_regression(forest, X, targets, state, step, n_threads)
+    return _amf.update_classes(forest, X, targets, n_classes, state, step, dirichlet,
+                               n_threads)
+
+
+def insert(features, X: np.ndarray, targets: np.ndarray, state: np.ndarray, *, step: float,
+           n_classes: int | None, dirichlet: float | None, n_threads: int) -> np.ndarray:
+    """Insert X into the trees (``features.partial_fit``) and return the
+    state of the grown trees after the points (X, targets), in order.
+
+    The old nodes' rows are found again after the renumbering by (column
+    key, split time); a new parent takes the row of the node it was
+    inserted above (it had exactly that node's history), a new leaf the
+    empty row (``c/amf.h``); then the new points are taken in order.
+    """
+    forest = features.forest_
+    old_offset = np.array(forest.node_offset, dtype=np.int64)
+    old_key = np.array(forest.column_keys, dtype=np.int64)
+    old_tau = np.array(forest.tau, dtype=np.float64)
+    features.partial_fit(X)
+    forest = features.forest_
+    state = _amf.carry(forest, old_offset, old_key, old_tau, state, n_threads)
+    return update(forest, X, targets, state, step=step, n_classes=n_classes,
+                  dirichlet=dirichlet, n_threads=n_threads)
+
+
+def regression_components(state: np.ndarray) -> np.ndarray:
+    """Node components (mean, second moment) of the centred targets; an
+    empty node predicts 0 (the prior mean)."""
+    count = state[:, 1]
+    safe = np.where(count > 0, count, 1.0)
+    return np.column_stack([state[:, 2] / safe, state[:, 3] / safe])
+
+
+def class_components(state: np.ndarray, dirichlet: float) -> np.ndarray:
+    """Node class probabilities (n_k + α) / (n + Kα)."""
+    counts = state[:, 2:]
+    K = counts.shape[1]
+    return (counts + dirichlet) / (state[:, 1:2] + K * dirichlet)
+
+
+def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, comp: np.ndarray,
+            n_threads: int, cache: dict | None = None) -> np.ndarray:
+    """The trees' aggregated predictions of ``comp``, averaged (n x K).
+    ``cache`` (a dict) keeps log w̄ of the last lifetime."""
+    if cache is not None and cache.get("lifetime") == lam:
+        log_wbar = cache["log_wbar"]
+    else:
+        log_wbar = _amf.log_wbar(forest, lam, state, n_threads)
+        if cache is not None:
+            cache.clear()
+            cache.update(lifetime=lam, log_wbar=log_wbar)
+    return _amf.predict(forest, X, lam, state, log_wbar, comp, n_threads)
