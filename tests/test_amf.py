@@ -248,10 +248,24 @@ def test_aggregation_false_ignores_the_amf_parameters():
 
 def test_order_matters_and_auto_step():
     """AMF is online: the weights depend on the order of the points (the
-    node statistics do not).  step='auto' is AUTO_STEP_FACTOR / Var(y)."""
+    node statistics do not).  step='auto' is 1/(2 ŝ²), ŝ² the pooled
+    variance within the nodes whose children are both leaves."""
     X, y = _data(150)
     a = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=True).fit(X, y)
-    assert a.step_ == amf.AUTO_STEP_FACTOR / np.var(y)
+    f = a.forest_
+    left, right = np.asarray(f.left), np.asarray(f.right)
+    ss, dof = 0.0, 0
+    for v in range(f.n_nodes):
+        if left[v] >= 0 and left[left[v]] < 0 and left[right[v]] < 0:
+            pts = y[np.asarray(f.perm[f.tree_of[v]][f.start[v]:f.end[v]])]
+            if pts.size >= 2:
+                ss += np.sum((pts - pts.mean()) ** 2)
+                dof += pts.size - 1
+    assert dof > 100
+    np.testing.assert_allclose(a.step_, dof / (2 * ss), rtol=1e-10)
+    # the noise here is N(0, 0.3²): the estimate exceeds it by the function's
+    # variation inside the deepest nodes, not by much on 150 points in 2D
+    assert 0.3**2 < 1 / (2 * a.step_) < 2 * 0.3**2
     assert a.max_lifetime_ == pytest.approx(amf.AUTO_LIFETIME_FACTOR * a.lifetime_scale_)
     order = np.random.default_rng(0).permutation(150)
     fresh = amf.update(a.forest_, X[order], (y - a.y_mean_)[order],

@@ -37,15 +37,18 @@ import numpy as np
 from .._ext import _amf
 from .._validation import check_positive_float
 
-__all__ = ["check_step", "new_state", "update", "insert", "predict",
+__all__ = ["check_step", "noise_variance", "auto_step", "new_state", "update", "insert", "predict",
            "regression_components", "class_components"]
 
 #: ``lifetime='auto'`` with aggregation grows the trees to Λ = this · λ₀
 #: (λ₀ = 1/median ℓ₁ distance): deep enough that the trees are (nearly)
 #: the infinite-lifetime trees AMF uses, the aggregation doing the pruning.
 AUTO_LIFETIME_FACTOR = 2.0**14
-#: ``step='auto'`` of the regressor: η = AUTO_STEP_FACTOR / Var(y).
-AUTO_STEP_FACTOR = 2.0
+#: ``step='auto'`` of the regressor is η = 1/(2 ŝ²), ŝ² the noise variance
+#: estimated on the trees (:func:`noise_variance`), at least this fraction of
+#: Var(y) (so η ≤ 500 / Var(y); beyond η ≈ 30 / Var(y) the predictions
+#: barely change on the sets measured in ``asv_bench/amf_check.py``).
+MIN_NOISE_FRACTION = 1e-3
 
 
 def check_step(value, name: str, *, allow_auto: bool = False):
@@ -56,6 +59,47 @@ def check_step(value, name: str, *, allow_auto: bool = False):
         expected = "'auto' or a finite number > 0" if allow_auto else "a finite number > 0"
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return check_positive_float(value, name)
+
+
+def noise_variance(forest, y: np.ndarray, n_threads: int) -> float | None:
+    """Noise variance of the targets y (the forest's points, in its rows'
+    order) estimated on the trees: the pooled within-node variance of the
+    nodes whose two children are leaves,
+
+        ŝ² = Σ_v Σ_{i ∈ v} (y_i - ȳ_v)² / Σ_v (n_v - 1),
+
+    over those nodes of every tree.  They are the deepest splits, a few
+    nearby points each (two, in trees grown to the end), so this is a
+    nearest-neighbour difference estimate (Rice's, on the trees' pairs): it
+    exceeds the noise variance by the regression function's variation
+    inside such nodes, the safe side for η.  None if no such node has two
+    points.
+    """
+    from .._ext import _mforest
+
+    count, total, sumsq = _mforest.regression_stats(forest, y, n_threads)
+    left, right = np.asarray(forest.left), np.asarray(forest.right)
+    internal = np.flatnonzero(left >= 0)
+    bottom = internal[(left[left[internal]] < 0) & (left[right[internal]] < 0)]
+    n = count[bottom]
+    bottom, n = bottom[n >= 2], n[n >= 2]
+    if bottom.size == 0:
+        return None
+    within = sumsq[bottom] - total[bottom] ** 2 / n
+    return float(max(np.sum(within), 0.0) / np.sum(n - 1.0))
+
+
+def auto_step(forest, y: np.ndarray, y_var: float, n_threads: int) -> float:
+    """η = 1 / (2 ŝ²) of ``step='auto'`` (regression): the exponential
+    weights of the square loss are then the Gaussian likelihood of the
+    targets with noise variance ŝ² (:func:`noise_variance`, at least
+    MIN_NOISE_FRACTION · Var(y); Var(y) itself when it cannot be
+    estimated), so the average over subtrees is their Bayesian posterior
+    average under the prior π."""
+    s2 = noise_variance(forest, y, n_threads)
+    floor = MIN_NOISE_FRACTION * y_var
+    s2 = y_var if s2 is None else max(s2, floor)
+    return 1.0 / (2.0 * s2)
 
 
 def new_state(forest, n_classes: int | None) -> np.ndarray:

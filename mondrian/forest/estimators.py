@@ -197,6 +197,7 @@ class _MondrianForestBase(BaseEstimator):
         self.lifetime_ = float(lifetime)
         self.hyper_ = self._resolved = self.validation_scores_ = None
         self._targets = targets.copy()  # the first batch's (relabelled by partial_fit)
+        self._amf_resolve(targets)
         self._amf_restart(X, targets)
 
     def _amf_restart(self, X, targets) -> None:
@@ -471,9 +472,6 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         var = float(np.var(y))
         self.y_var_ = var if var > 0.0 else 1.0
         self._posterior_cache = None
-        if params["aggregation"]:
-            step = amf.check_step(self.step, "step", allow_auto=True)
-            self.step_ = amf.AUTO_STEP_FACTOR / self.y_var_ if step == "auto" else step
         self._fit_forest(X, y - self.y_mean_, params)
         return self
 
@@ -534,6 +532,12 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         if store:
             self._posterior_cache = (key, post)
         return post
+
+    def _amf_resolve(self, targets) -> None:
+        step = amf.check_step(self.step, "step", allow_auto=True)
+        if step == "auto":
+            step = amf.auto_step(self.forest_, targets, self.y_var_, resolve_n_jobs(self.n_jobs))
+        self.step_ = step
 
     def _amf_args(self) -> dict:
         return dict(step=self.step_, n_classes=None, dirichlet=None,
@@ -787,8 +791,11 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                                                  resolve_n_jobs(self.n_jobs))
         self._posterior_cache = None
 
+    def _amf_resolve(self, targets) -> None:
+        self.step_ = amf.check_step(self.step, "step")
+
     def _amf_args(self) -> dict:
-        return dict(step=float(self.step), n_classes=self.classes_.size,
+        return dict(step=self.step_, n_classes=self.classes_.size,
                     dirichlet=float(self.dirichlet), n_threads=resolve_n_jobs(self.n_jobs))
 
     def _components(self, lam: float, rate: float, store: bool = False):
