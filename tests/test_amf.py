@@ -5,7 +5,9 @@ of the C recursions: every pruned subtree T of a small tree (pruned at λ) is
 enumerated, with prior π(T) = 2^-(number of nodes of T that are internal
 nodes of the tree pruned at λ) and weight π(T) exp(-η Σ_{leaves v of T} L_v),
 L_v the loss of node v's running prediction over the points of its cell in
-arrival order, each point charged before it is counted.  The aggregated
+arrival order, each point charged before it is counted (regression: the
+running mean, an empty node predicting as its parent does; classes: the
+Dirichlet estimate, uniform for an empty node).  The aggregated
 prediction at x is the weighted average of c(leaf of T holding x).
 """
 import pickle
@@ -44,10 +46,12 @@ def _node_losses(forest, X, targets, step, kind, n_classes=None, dirichlet=None)
     seen = {}
     for i in range(X.shape[0]):
         for m in range(forest.n_trees):
+            pred = 0.0                   # an empty root predicts the prior mean
             for j in _path(forest, m, X[i]):
                 hist = seen.setdefault(j, [])
                 if kind == "regression":
-                    pred = np.mean(hist) if hist else 0.0
+                    # an empty node predicts as its parent (before this point)
+                    pred = np.mean(hist) if hist else pred
                     loss[j] = loss.get(j, 0.0) + (pred - targets[i]) ** 2
                 else:
                     counts = np.bincount(np.asarray(hist, dtype=int), minlength=n_classes)
@@ -248,8 +252,8 @@ def test_aggregation_false_ignores_the_amf_parameters():
 
 def test_order_matters_and_auto_step():
     """AMF is online: the weights depend on the order of the points (the
-    node statistics do not).  step='auto' is 1/(2 ŝ²), ŝ² the pooled
-    variance within the nodes whose children are both leaves."""
+    node statistics do not).  step='auto' is AUTO_STEP_FACTOR / ŝ², ŝ² the
+    pooled variance within the nodes whose children are both leaves."""
     X, y = _data(150)
     a = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=True).fit(X, y)
     f = a.forest_
@@ -262,10 +266,10 @@ def test_order_matters_and_auto_step():
                 ss += np.sum((pts - pts.mean()) ** 2)
                 dof += pts.size - 1
     assert dof > 100
-    np.testing.assert_allclose(a.step_, dof / (2 * ss), rtol=1e-10)
+    np.testing.assert_allclose(a.step_, amf.AUTO_STEP_FACTOR * dof / ss, rtol=1e-10)
     # the noise here is N(0, 0.3²): the estimate exceeds it by the function's
     # variation inside the deepest nodes, not by much on 150 points in 2D
-    assert 0.3**2 < 1 / (2 * a.step_) < 2 * 0.3**2
+    assert 0.3**2 < amf.AUTO_STEP_FACTOR / a.step_ < 2 * 0.3**2
     assert a.max_lifetime_ == pytest.approx(amf.AUTO_LIFETIME_FACTOR * a.lifetime_scale_)
     order = np.random.default_rng(0).permutation(150)
     fresh = amf.update(a.forest_, X[order], (y - a.y_mean_)[order],

@@ -328,6 +328,32 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     leaves' means, the "Mondrian forest" of the paper's Fig. 9), and the
     component above the root is the moments of all targets.
 
+    Aggregation (``aggregation=True``; AMF).  Each tree predicts the
+    average over all its pruned subtrees T (prior π(T) = 2^-|T|', |T|'
+    the number of nodes of T that are internal in the tree) weighted by
+    exp(-η L_T), L_T the square loss of T's predictions on the training
+    points taken in their given order, each predicted before it is learnt
+    (node predictions: the running means of their targets; an empty node
+    predicts as its parent does, an empty root ȳ).  Node weights are updated before the node's counts, the
+    normalisers go up the tree (log w̄_v = log(½w_v + ½w̄_l w̄_r), w̄ = w at
+    the leaves) and the prediction from x's leaf to the root (ŷ_v =
+    a_v c_v + (1 - a_v) ŷ_child, a_v = w_v/2w̄_v); ``c/amf.h`` has the
+    derivation.  ``lifetime='auto'`` grows the trees to Λ = 2¹⁴λ₀ (in
+    practice to single-point leaves: AMF's infinite lifetime) and predicts
+    there, the aggregation doing the pruning; any λ ≤ Λ can be predicted
+    (the weights are recomputed on the tree pruned at λ).  AMF is an
+    online method: ``fit`` takes the points in their given order, and the
+    result depends on it.  ``partial_fit`` inserts the new points and
+    carries every node's weight over (a new node inherits the history of
+    the node it was inserted above), so fit on a stream in any batches
+    gives the weights of the final trees as if they had existed all along.
+    A point outside the trees' boxes follows the cuts to a leaf (AMF's
+    convention; no conditional-Mondrian separation).
+    ``predict(X, return_std=True)`` gives the standard deviation of the
+    same average of the nodes' empirical target distributions (their
+    means and second moments): conservative, as the shallow nodes' spread
+    includes the regression function's variation.
+
     Predictive variance (law of total variance over the trees' mixture
     components c with weights w_{mc}):
 
@@ -350,6 +376,21 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
         towards ȳ; small κ: the variance is spent early in the trees'
         time, and deep nodes are shrunk towards their ancestors.
+    aggregation : bool, default=False
+        Online aggregation over the pruned subtrees of every tree (AMF,
+        Mourtada, Gaïffas & Scornet, JRSS-B 2021; see "Aggregation" below
+        and :mod:`mondrian.forest.aggregation`).  The smoothing parameters
+        and ``validation_fraction`` are then not used.
+    step : 'auto' or float, default='auto'
+        η of the aggregation's exponential weights exp(-η Σ (ŷ - y)²)
+        (``aggregation=True`` only).  'auto': η = 8/ŝ², ŝ² the noise
+        variance estimated at ``fit`` on the trees' deepest splits (pooled
+        variance within the nodes whose children are both leaves, at least
+        10⁻³ Var(y)): 16 times the η = 1/(2ŝ²) that makes the weights the
+        Gaussian likelihood of the targets (measured, see
+        :func:`mondrian.forest.aggregation.auto_step`).  It is fixed at
+        ``fit`` (or the first ``partial_fit``); a first batch of few
+        points overestimates ŝ² (smaller η).
 
     Attributes
     ----------
@@ -381,7 +422,15 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     node_sum_ : ndarray of shape (n_nodes,)
         Sum of their centred targets ``y - y_mean_``.
     node_sumsq_ : ndarray of shape (n_nodes,)
-        Sum of the squares of their centred targets.
+        Sum of the squares of their centred targets.  The ``node_*``
+        arrays are not computed with ``aggregation=True``: ``amf_state_``
+        holds them.
+    amf_state_ : ndarray of shape (n_nodes, 4)
+        With ``aggregation=True``: per node, log w (minus η times the
+        cumulative square loss), count, sum and sum of squares of the
+        centred targets.
+    step_ : float
+        With ``aggregation=True``: the η used.
     n_features_in_ : int
         Number of input features.
 
@@ -630,6 +679,15 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     frequencies c_jk/n_j, and the component above the root is the
     frequencies of all training labels.
 
+    Aggregation (``aggregation=True``; AMF, as in
+    :class:`MondrianForestRegressor` with the log loss): each tree predicts
+    the average over its pruned subtrees T, prior 2^-|T|' (|T|' the nodes
+    of T internal in the tree), weighted by exp(-η Σ_t -log p_T(y_t)), the
+    points taken in their given order, each node predicting
+    (n_k + α)/(n + Kα) from the points it had before.  ``lifetime='auto'``
+    grows the trees to Λ = 2¹⁴λ₀ (single-point leaves in practice) and
+    predicts there; points outside the boxes follow the cuts.
+
     Parameters
     ----------
     {common}
@@ -637,6 +695,17 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         γλ₀ of the discount (larger: less smoothing).  'auto': selected
         among 1, 3, 10, 30 on the held-out points by log-loss (10 when
         nothing is held out).
+    aggregation : bool, default=False
+        Online aggregation over the pruned subtrees of every tree (AMF;
+        see "Aggregation" below).  ``smoothing``, ``discount`` and
+        ``validation_fraction`` are then not used.
+    step : float, default=1.0
+        η of the exponential weights exp(-η Σ -log p(y)) (AMF's default 1:
+        the aggregate is then the Bayesian mixture of the subtrees'
+        sequential predictive distributions).
+    dirichlet : float, default=0.5
+        α of the nodes' Dirichlet predictions (n_k + α)/(n + Kα) (0.5: the
+        Krichevsky-Trofimov estimator, AMF's default).
 
     Attributes
     ----------
@@ -658,7 +727,13 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     lifetime_scale_ : float
         λ₀, the inverse median ℓ₁ distance between training points.
     node_counts_ : ndarray of shape (n_nodes, n_classes)
-        Class counts of every node.
+        Class counts of every node (not computed with ``aggregation=True``:
+        ``amf_state_`` holds them).
+    amf_state_ : ndarray of shape (n_nodes, n_classes + 2)
+        With ``aggregation=True``: per node, log w (minus η times the
+        cumulative log loss), count, and class counts.
+    step_ : float
+        With ``aggregation=True``: the η used.
     n_features_in_ : int
         Number of input features.
 
