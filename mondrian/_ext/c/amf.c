@@ -160,113 +160,133 @@ int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *l
     return status;
 }
 
-typedef struct {
-    mt_index key;
-    double tau;
-    mt_index id;
-} old_node;
-
-static int compare_old(const void *pa, const void *pb)
+static mt_index key_of(const mt_forest *f, mt_index j)
 {
-    const old_node *a = pa, *b = pb;
-    if (a->key != b->key) {
-        return a->key < b->key ? -1 : 1;
-    }
-    if (a->tau != b->tau) {
-        return a->tau < b->tau ? -1 : 1;
-    }
-    return 0;
+    return f->key != NULL ? f->key[j] : j;
 }
 
-/* Id of the old node with (key, tau) among the sorted entries, or MT_NONE. */
-static mt_index find_old(const old_node *sorted, size_t n, mt_index key, double tau)
+/*
+ * The old nodes bucketed by key (counting sort): bucket k holds the ids
+ * first[k] .. first[k + 1] - 1 of ids[], in increasing split time, i.e.
+ * top-down along the key's chain (chains are short: insertion sort).
+ * first has n_keys + 1 entries; keys >= n_keys or < 0 are MT_ERR_STATE.
+ */
+static int bucket_old(size_t old_n, const mt_index *old_key, const double *old_tau,
+                      size_t n_keys, mt_index *first, mt_index *ids)
 {
-    size_t lo = 0, hi = n;
-    old_node probe = {key, tau, MT_NONE};
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = compare_old(&sorted[mid], &probe);
-        if (c == 0) {
-            return sorted[mid].id;
+    for (size_t k = 0; k <= n_keys; ++k) {
+        first[k] = 0;
+    }
+    for (size_t o = 0; o < old_n; ++o) {
+        if (old_key[o] < 0 || (size_t)old_key[o] >= n_keys) {
+            return MT_ERR_STATE;
         }
-        if (c < 0) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
+        ++first[old_key[o] + 1];
+    }
+    for (size_t k = 0; k < n_keys; ++k) {
+        first[k + 1] += first[k];
+    }
+    /* first[k] is now bucket k's start: fill forward (first[k] advancing to
+     * the bucket's end, the next one's start), then shift back */
+    for (size_t o = 0; o < old_n; ++o) {
+        ids[first[old_key[o]]++] = (mt_index)o;
+    }
+    for (size_t k = n_keys; k > 0; --k) {
+        first[k] = first[k - 1];
+    }
+    first[0] = 0;
+    for (size_t k = 0; k < n_keys; ++k) {
+        for (mt_index a = first[k] + 1; a < first[k + 1]; ++a) {
+            mt_index id = ids[a], b = a;
+            while (b > first[k] && old_tau[ids[b - 1]] > old_tau[id]) {
+                ids[b] = ids[b - 1];
+                --b;
+            }
+            ids[b] = id;
         }
     }
-    return MT_NONE;
+    return MT_OK;
 }
 
 int mt_amf_carry(const mt_forest *f, size_t old_n_nodes, const mt_index *old_offset,
                  const mt_index *old_key, const double *old_tau, size_t width,
                  const double *old_state, int n_threads, double *state)
 {
-    const size_t M = f->n_trees;
-    if (width == 0 || f->n_nodes == 0 || old_offset[0] != 0 ||
-        (size_t)old_offset[M] != old_n_nodes) {
+    const size_t M = f->n_trees, nn = f->n_nodes;
+    if (width == 0 || nn == 0 || old_offset[0] != 0 || (size_t)old_offset[M] != old_n_nodes) {
         return MT_ERR_ARG;
     }
-    size_t largest = 1;
     for (size_t m = 0; m < M; ++m) {
         if (old_offset[m + 1] < old_offset[m]) {
             return MT_ERR_ARG;
         }
-        size_t size = (size_t)(old_offset[m + 1] - old_offset[m]);
-        largest = size > largest ? size : largest;
     }
-    const ptrdiff_t n_trees = (ptrdiff_t)M;
-    int status = MT_OK;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
-#endif
-    {
-        old_node *sorted = malloc(largest * sizeof(old_node));
-        if (sorted == NULL) {
-            status = MT_ERR_NOMEM;
+    /* keys: the global ids before the first insertion, then below the
+     * largest key of the new forest (new keys are above the old ones) */
+    size_t n_keys = nn;
+    for (size_t j = 0; j < nn; ++j) {
+        mt_index k = key_of(f, (mt_index)j);
+        if (k < 0) {
+            return MT_ERR_STATE;
         }
+        n_keys = (size_t)k + 1 > n_keys ? (size_t)k + 1 : n_keys;
+    }
+    mt_index *first = malloc((n_keys + 1) * sizeof(mt_index));
+    mt_index *ids = malloc((old_n_nodes > 0 ? old_n_nodes : 1) * sizeof(mt_index));
+    mt_index *src = malloc(nn * sizeof(mt_index));    /* old node of j, or MT_NONE */
+    mt_index *cursor = malloc(nn * sizeof(mt_index)); /* chain position after j */
+    int status = MT_OK;
+    if (first == NULL || ids == NULL || src == NULL || cursor == NULL) {
+        status = MT_ERR_NOMEM;
+    } else {
+        status = bucket_old(old_n_nodes, old_key, old_tau, n_keys, first, ids);
+    }
+    if (status == MT_OK) {
+        const ptrdiff_t n_trees = (ptrdiff_t)M;
+        (void)n_threads;
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1) \
+    reduction(min : status)
 #endif
         for (ptrdiff_t m = 0; m < n_trees; ++m) {
-            if (sorted == NULL) {
-                continue;
+            const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+            /* top-down (a parent's id is below its children's): walk each
+             * key's chain, matching its old nodes in order by split time */
+            for (mt_index j = lo; j < hi; ++j) {
+                mt_index k = key_of(f, j), p = f->parent[j];
+                mt_index c = (p != MT_NONE && key_of(f, p) == k) ? cursor[p] : first[k];
+                src[j] = MT_NONE;
+                if (c < first[k + 1] && old_tau[ids[c]] == f->tau[j]) {
+                    src[j] = ids[c++];
+                }
+                cursor[j] = c;
             }
-            size_t n_old = 0;
-            for (mt_index o = old_offset[m]; o < old_offset[m + 1]; ++o) {
-                sorted[n_old].key = old_key[o];
-                sorted[n_old].tau = old_tau[o];
-                sorted[n_old].id = o;
-                ++n_old;
-            }
-            qsort(sorted, n_old, sizeof(old_node), compare_old);
-            for (mt_index j = f->node_offset[m + 1] - 1; j >= f->node_offset[m]; --j) {
-                mt_index key = f->key != NULL ? f->key[j] : j;
-                mt_index o = find_old(sorted, n_old, key, f->tau[j]);
+            /* bottom-up: a new parent takes the pre-batch row of the node it
+             * was inserted above (its child with the same key, done first),
+             * a new leaf the empty row */
+            for (mt_index j = hi - 1; j >= lo; --j) {
                 const double *from = NULL;
-                if (o != MT_NONE) {
-                    from = old_state + (size_t)o * width;
+                if (src[j] != MT_NONE) {
+                    from = old_state + (size_t)src[j] * width;
                 } else if (f->left[j] != MT_NONE) {
-                    /* a new parent: the history of the node it was inserted
-                     * above, its child with the same key (resolved: larger id) */
-                    mt_index a = f->left[j], b = f->right[j];
-                    mt_index ka = f->key != NULL ? f->key[a] : a;
-                    mt_index kb = f->key != NULL ? f->key[b] : b;
-                    if ((ka == key) == (kb == key)) {
+                    mt_index a = f->left[j], b = f->right[j], k = key_of(f, j);
+                    if ((key_of(f, a) == k) == (key_of(f, b) == k)) {
                         status = MT_ERR_STATE;
                         break;
                     }
-                    from = state + (size_t)(ka == key ? a : b) * width;
+                    from = state + (size_t)(key_of(f, a) == k ? a : b) * width;
                 }
                 double *to = state + (size_t)j * width;
-                for (size_t c = 0; c < width; ++c) {
-                    to[c] = from != NULL ? from[c] : 0.0;
+                for (size_t col = 0; col < width; ++col) {
+                    to[col] = from != NULL ? from[col] : 0.0;
                 }
             }
         }
-        free(sorted);
     }
+    free(first);
+    free(ids);
+    free(src);
+    free(cursor);
     return status;
 }
 
