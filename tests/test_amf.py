@@ -324,6 +324,39 @@ def test_seam_rejects_bad_state_and_labels():
     with pytest.raises(ValueError, match="labels"):
         _amf.update_classes(f, X, np.full(30, 2), 2, np.zeros((f.n_nodes, 4)), 1.0, 0.5)
     with pytest.raises(ValueError, match="lifetime"):
-        _amf.log_wbar(f, 2 * f.lifetime, model.amf_state_)
+        _amf.weights(f, 2 * f.lifetime, model.amf_state_)
     with pytest.raises(ValueError, match="lifetime"):
         model.predict(X, lifetime=2 * model.max_lifetime_)
+
+
+def test_node_cap_keeps_the_state_exact():
+    """Under ``max_nodes`` an insertion may join a leaf without splitting:
+    the carried state still equals the recomputation on the final trees."""
+    X, y = _data(120, seed=4)
+    model = MondrianForestRegressor(n_trees=3, lifetime=50.0, random_state=0,
+                                    aggregation=True, max_nodes=41).fit(X[:20], y[:20])
+    for s in range(20, 120, 9):
+        model.partial_fit(X[s:s + 9], y[s:s + 9])
+    assert np.diff(model.forest_.node_offset).max() <= 41
+    fresh = amf.update(model.forest_, X, y - model.y_mean_,
+                       amf.new_state(model.forest_, None), step=model.step_,
+                       n_classes=None, dirichlet=None, n_threads=1)
+    np.testing.assert_array_equal(model.amf_state_, fresh)
+
+
+def test_log_wbar_of_the_root_is_the_normaliser_over_subtrees():
+    """log w̄_root = log Σ_T π(T) Π_{leaves v of T} w_v, at Λ and below."""
+    X, y = _data(24)
+    model = _small_trees(MondrianForestRegressor(
+        n_trees=3, lifetime=4.0, random_state=1, aggregation=True, step=0.7).fit(X, y))
+    f, lw = model.forest_, model.amf_state_[:, 0]
+    for lam in (model.max_lifetime_, 0.3 * model.max_lifetime_):
+        log_wbar, coef = _amf.weights(f, lam, model.amf_state_)
+        for m in range(f.n_trees):
+            root = int(f.roots[m])
+            terms = [-k * np.log(2.0) + sum(lw[v] for v in leaves)
+                     for leaves, k in _subtrees(f, root, lam)]
+            np.testing.assert_allclose(log_wbar[root], np.logaddexp.reduce(terms),
+                                       rtol=1e-12, atol=1e-12)
+        inside = ~np.isnan(coef[:, 0])
+        np.testing.assert_allclose(coef[inside].sum(axis=1), 1.0, rtol=1e-12)

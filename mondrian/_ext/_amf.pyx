@@ -25,15 +25,15 @@ cdef extern from "c/amf.h" nogil:
     int mt_amf_carry(const mt_forest *f, size_t old_n_nodes, const mt_index *old_offset,
                      const mt_index *old_key, const double *old_tau, size_t width,
                      const double *old_state, int n_threads, double *state)
-    int mt_amf_log_wbar(const mt_forest *f, double lam, const double *state, size_t width,
-                        int n_threads, double *log_wbar)
+    int mt_amf_weights(const mt_forest *f, double lam, const double *state, size_t width,
+                       int n_threads, double *log_wbar, double *coef)
     int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lam,
-                       const double *state, size_t width, const double *log_wbar, size_t K,
-                       const double *comp, int n_threads, double *out)
+                       const double *coef, size_t K, const double *comp, int n_threads,
+                       double *out)
 
 cnp.import_array()
 
-__all__ = ["REGRESSION_WIDTH", "update_regression", "update_classes", "carry", "log_wbar",
+__all__ = ["REGRESSION_WIDTH", "update_regression", "update_classes", "carry", "weights",
            "predict"]
 
 #: Columns of the regression state: log-weight, count, sum, sum of squares.
@@ -146,39 +146,43 @@ def carry(Forest forest, old_offset, old_key, old_tau, old_state, n_threads=1):
     return state
 
 
-def log_wbar(Forest forest, double lam, state, n_threads=1):
-    """log wbar of every node of the tree pruned at ``lam`` (NaN below it)."""
+def weights(Forest forest, double lam, state, n_threads=1):
+    """(log_wbar, coef) of the tree pruned at ``lam``: log wbar of every node
+    and the prediction's coefficients (a_j, 1 - a_j) (n_nodes x 2); NaN
+    below the pruned tree."""
     cdef int nt = check_threads(n_threads)
     cdef const double[:, ::1] sv = np.ascontiguousarray(state, dtype=np.float64)
     if <size_t>sv.shape[0] != forest.f.n_nodes or sv.shape[1] < 1 or forest.f.n_nodes == 0:
         raise ValueError("state must have one row per node of a fitted forest")
-    out = np.empty(forest.f.n_nodes, dtype=np.float64)
-    cdef double[::1] wv = out
+    log_wbar = np.empty(forest.f.n_nodes, dtype=np.float64)
+    coef = np.empty((forest.f.n_nodes, 2), dtype=np.float64)
+    cdef double[::1] wv = log_wbar
+    cdef double[:, ::1] cv = coef
     cdef int status
     forest._begin_read()
     try:
         with nogil:
-            status = mt_amf_log_wbar(&forest.f, lam, &sv[0, 0], <size_t>sv.shape[1], nt,
-                                     &wv[0])
+            status = mt_amf_weights(&forest.f, lam, &sv[0, 0], <size_t>sv.shape[1], nt,
+                                    &wv[0], &cv[0, 0])
         mt_threads_release()
     finally:
         forest._end_read()
-    check_status(status, "log_wbar", arg="need 0 <= lifetime <= the forest's")
-    return out
+    check_status(status, "weights", arg="need 0 <= lifetime <= the forest's")
+    return log_wbar, coef
 
 
-def predict(Forest forest, X, double lam, state, log_wbar, comp, n_threads=1):
+def predict(Forest forest, X, double lam, coef, comp, n_threads=1):
     """The aggregated prediction of the node components ``comp`` (n_nodes x K)
-    at the rows of X, averaged over the trees (n x K)."""
+    at the rows of X, averaged over the trees (n x K), with ``coef`` of
+    :func:`weights` at ``lam``."""
     cdef int nt = check_threads(n_threads)
     cdef const double[:, ::1] xv = _points(forest, X)
-    cdef const double[:, ::1] sv = np.ascontiguousarray(state, dtype=np.float64)
-    cdef const double[::1] wv = np.ascontiguousarray(log_wbar, dtype=np.float64)
+    cdef const double[:, ::1] wv = np.ascontiguousarray(coef, dtype=np.float64)
     cdef const double[:, ::1] cv = np.ascontiguousarray(comp, dtype=np.float64)
     cdef size_t nn = forest.f.n_nodes, n = <size_t>xv.shape[0], K = <size_t>cv.shape[1]
-    if (<size_t>sv.shape[0] != nn or sv.shape[1] < 1 or <size_t>wv.shape[0] != nn
-            or <size_t>cv.shape[0] != nn or K == 0 or nn == 0):
-        raise ValueError("state, log_wbar and comp must have one row per node")
+    if (<size_t>wv.shape[0] != nn or wv.shape[1] != 2 or <size_t>cv.shape[0] != nn
+            or K == 0 or nn == 0):
+        raise ValueError("coef (n_nodes x 2) and comp must have one row per node")
     out = np.zeros((n, K), dtype=np.float64)
     if n == 0:
         return out
@@ -187,8 +191,8 @@ def predict(Forest forest, X, double lam, state, log_wbar, comp, n_threads=1):
     forest._begin_read()
     try:
         with nogil:
-            status = mt_amf_predict(&forest.f, &xv[0, 0], n, lam, &sv[0, 0],
-                                    <size_t>sv.shape[1], &wv[0], K, &cv[0, 0], nt, &ov[0, 0])
+            status = mt_amf_predict(&forest.f, &xv[0, 0], n, lam, &wv[0, 0], K, &cv[0, 0],
+                                    nt, &ov[0, 0])
         mt_threads_release()
     finally:
         forest._end_read()

@@ -167,12 +167,12 @@ def class_components(state: np.ndarray, dirichlet: float) -> np.ndarray:
 def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, comp: np.ndarray,
             n_threads: int, cache: dict | None = None) -> np.ndarray:
     """The trees' aggregated predictions of ``comp``, averaged (n x K).
-    ``cache`` (a dict) keeps log w̄ of the last lifetime."""
+    ``cache`` (a dict) keeps the weights of the last lifetime."""
     if cache is not None and cache.get("lifetime") == lam:
-        log_wbar = cache["log_wbar"]
+        coef = cache["coef"]
     else:
-        log_wbar = _amf.log_wbar(forest, lam, state, n_threads)
+        _, coef = _amf.weights(forest, lam, state, n_threads)
         if cache is not None:
             cache.clear()
-            cache.update(lifetime=lam, log_wbar=log_wbar)
-    return _amf.predict(forest, X, lam, state, log_wbar, comp, n_threads)
+            cache.update(lifetime=lam, coef=coef)
+    return _amf.predict(forest, X, lam, coef, comp, n_threads)

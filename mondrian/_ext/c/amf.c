@@ -295,8 +295,8 @@ static int check_lambda(const mt_forest *f, double lambda)
     return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
 }
 
-int mt_amf_log_wbar(const mt_forest *f, double lambda, const double *state, size_t width,
-                    int n_threads, double *log_wbar)
+int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_t width,
+                   int n_threads, double *log_wbar, double *coef)
 {
     if (check_lambda(f, lambda) != MT_OK || width == 0) {
         return MT_ERR_ARG;
@@ -310,12 +310,19 @@ int mt_amf_log_wbar(const mt_forest *f, double lambda, const double *state, size
         for (mt_index j = f->node_offset[m + 1] - 1; j >= f->node_offset[m]; --j) {
             mt_index p = f->parent[j];
             double lw = state[(size_t)j * width];
+            double *c = coef + 2 * (size_t)j;
             if (p != MT_NONE && f->tau[p] > lambda) {
-                log_wbar[j] = NAN; /* below the pruned tree */
+                log_wbar[j] = c[0] = c[1] = NAN; /* below the pruned tree */
             } else if (f->tau[j] > lambda) {
                 log_wbar[j] = lw; /* a leaf of the pruned tree */
+                c[0] = 1.0;
+                c[1] = 0.0;
             } else {
-                log_wbar[j] = log_half_sum(lw, log_wbar[f->left[j]] + log_wbar[f->right[j]]);
+                double split = log_wbar[f->left[j]] + log_wbar[f->right[j]];
+                double lwb = log_half_sum(lw, split);
+                log_wbar[j] = lwb;
+                c[0] = exp(lw - MT_LN2 - lwb);    /* a_j = w_j / 2 wbar_j    */
+                c[1] = exp(split - MT_LN2 - lwb); /* 1 - a_j, to the child   */
             }
         }
     }
@@ -323,10 +330,10 @@ int mt_amf_log_wbar(const mt_forest *f, double lambda, const double *state, size
 }
 
 int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
-                   const double *state, size_t width, const double *log_wbar, size_t K,
-                   const double *comp, int n_threads, double *out)
+                   const double *coef, size_t K, const double *comp, int n_threads,
+                   double *out)
 {
-    if (check_lambda(f, lambda) != MT_OK || width == 0 || K == 0) {
+    if (check_lambda(f, lambda) != MT_OK || K == 0) {
         return MT_ERR_ARG;
     }
     const size_t d = f->n_features, M = f->n_trees;
@@ -368,10 +375,7 @@ int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
                         }
                         break;
                     }
-                    mt_index a = f->left[j], b = f->right[j];
-                    double lw = state[(size_t)j * width];
-                    double stop = exp(lw - MT_LN2 - log_wbar[j]);
-                    double go = exp(log_wbar[a] + log_wbar[b] - MT_LN2 - log_wbar[j]);
+                    const double stop = coef[2 * (size_t)j], go = coef[2 * (size_t)j + 1];
                     for (size_t k = 0; k < K; ++k) {
                         acc[k] += mult * stop * c[k];
                     }

@@ -93,7 +93,7 @@
  *
  * Prediction at a lifetime lambda <= the forest's: the tree pruned at
  * lambda (lookup.h: the nodes whose parent split at or before lambda) has
- * the active nodes as leaves, so mt_amf_log_wbar recomputes wbar on it
+ * the active nodes as leaves, so mt_amf_weights recomputes wbar on it
  * (leaves: wbar = w), O(nodes); the node weights themselves do not depend
  * on lambda (a node's history is its cell's points).  mt_amf_predict
  * follows x's cuts to its active node (AMF's convention for a point outside
@@ -144,21 +144,23 @@ int mt_amf_carry(const mt_forest *f, size_t old_n_nodes, const mt_index *old_off
                  const double *old_state, int n_threads, double *state);
 
 /*
- * log wbar of every node of the tree pruned at lambda (0 <= lambda <= the
- * forest's lifetime), from the log-weights in column 0 of state (n_nodes x
- * width); NaN below the pruned tree.
+ * The weights of the tree pruned at lambda (0 <= lambda <= the forest's
+ * lifetime), from the log-weights in column 0 of state (n_nodes x width):
+ * log_wbar[j] (n_nodes), and coef[2j], coef[2j + 1] (n_nodes x 2) the
+ * prediction's a_j = w_j / (2 wbar_j) and 1 - a_j = wbar_left wbar_right /
+ * (2 wbar_j) (1 and 0 at the pruned tree's leaves); NaN below it.
  */
-int mt_amf_log_wbar(const mt_forest *f, double lambda, const double *state, size_t width,
-                    int n_threads, double *log_wbar);
+int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_t width,
+                   int n_threads, double *log_wbar, double *coef);
 
 /*
  * The aggregated prediction at the n points X (raw coordinates), averaged
  * over the trees: out (n x K) from the node components comp (n_nodes x K;
- * read on the pruned tree only), the log-weights (column 0 of state) and
- * log_wbar of mt_amf_log_wbar at the same lambda.
+ * read on the pruned tree only) and coef of mt_amf_weights at the same
+ * lambda.
  */
 int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
-                   const double *state, size_t width, const double *log_wbar, size_t K,
-                   const double *comp, int n_threads, double *out);
+                   const double *coef, size_t K, const double *comp, int n_threads,
+                   double *out);
 
 #endif /* MT_AMF_H */
