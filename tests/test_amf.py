@@ -5,9 +5,9 @@ of the C recursions: every pruned subtree T of a small tree (pruned at λ) is
 enumerated, with prior π(T) = 2^-(number of nodes of T that are internal
 nodes of the tree pruned at λ) and weight π(T) exp(-η Σ_{leaves v of T} L_v),
 L_v the loss of node v's running prediction over the points of its cell in
-arrival order, each point charged before it is counted (regression: the
-running mean, an empty node predicting as its parent does; classes: the
-Dirichlet estimate, uniform for an empty node).  The aggregated
+arrival order, each point charged before it is counted, the node's first
+point not charged (regression: the running mean; classes: the Dirichlet
+estimate).  The aggregated
 prediction at x is the weighted average of c(leaf of T holding x).
 """
 import pickle
@@ -46,17 +46,17 @@ def _node_losses(forest, X, targets, step, kind, n_classes=None, dirichlet=None)
     seen = {}
     for i in range(X.shape[0]):
         for m in range(forest.n_trees):
-            pred = 0.0                   # an empty root predicts the prior mean
             for j in _path(forest, m, X[i]):
                 hist = seen.setdefault(j, [])
-                if kind == "regression":
-                    # an empty node predicts as its parent (before this point)
-                    pred = np.mean(hist) if hist else pred
-                    loss[j] = loss.get(j, 0.0) + (pred - targets[i]) ** 2
+                loss.setdefault(j, 0.0)
+                if not hist:             # a node's first point is not charged
+                    pass
+                elif kind == "regression":
+                    loss[j] += (np.mean(hist) - targets[i]) ** 2
                 else:
                     counts = np.bincount(np.asarray(hist, dtype=int), minlength=n_classes)
                     p = (counts[targets[i]] + dirichlet) / (len(hist) + n_classes * dirichlet)
-                    loss[j] = loss.get(j, 0.0) - np.log(p)
+                    loss[j] -= np.log(p)
                 hist.append(targets[i])
     comp = {}
     for j, hist in seen.items():

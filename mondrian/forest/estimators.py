@@ -333,8 +333,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     the number of nodes of T that are internal in the tree) weighted by
     exp(-η L_T), L_T the square loss of T's predictions on the training
     points taken in their given order, each predicted before it is learnt
-    (node predictions: the running means of their targets; an empty node
-    predicts as its parent does, an empty root ȳ).  Node weights are updated before the node's counts, the
+    (node predictions: the running means of their targets; a node's first
+    point is not charged, as in the AMF authors' implementation).  Node weights are updated before the node's counts, the
     normalisers go up the tree (log w̄_v = log(½w_v + ½w̄_l w̄_r), w̄ = w at
     the leaves) and the prediction from x's leaf to the root (ŷ_v =
     a_v c_v + (1 - a_v) ŷ_child, a_v = w_v/2w̄_v); ``c/amf.h`` has the
@@ -383,14 +383,14 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         and ``validation_fraction`` are then not used.
     step : 'auto' or float, default='auto'
         η of the aggregation's exponential weights exp(-η Σ (ŷ - y)²)
-        (``aggregation=True`` only).  'auto': η = 8/ŝ², ŝ² the noise
+        (``aggregation=True`` only).  'auto': η = 1/(2ŝ²), ŝ² the noise
         variance estimated at ``fit`` on the trees' deepest splits (pooled
         variance within the nodes whose children are both leaves, at least
-        10⁻³ Var(y)): 16 times the η = 1/(2ŝ²) that makes the weights the
-        Gaussian likelihood of the targets (measured, see
-        :func:`mondrian.forest.aggregation.auto_step`).  It is fixed at
-        ``fit`` (or the first ``partial_fit``); a first batch of few
-        points overestimates ŝ² (smaller η).
+        10⁻³ Var(y)), which makes the weights the Gaussian likelihood of
+        the targets (see :func:`mondrian.forest.aggregation.auto_step`;
+        on dense, very noisy data a smaller step avoids interpolating the
+        noise).  It is fixed at ``fit`` (or the first ``partial_fit``); a
+        first batch of few points overestimates ŝ² (smaller η).
 
     Attributes
     ----------
@@ -684,7 +684,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     the average over its pruned subtrees T, prior 2^-|T|' (|T|' the nodes
     of T internal in the tree), weighted by exp(-η Σ_t -log p_T(y_t)), the
     points taken in their given order, each node predicting
-    (n_k + α)/(n + Kα) from the points it had before.  ``lifetime='auto'``
+    (n_k + α)/(n + Kα) from the points it had before (its first point not
+    charged).  ``lifetime='auto'``
     grows the trees to Λ = 2¹⁴λ₀ (single-point leaves in practice) and
     predicts there; points outside the boxes follow the cuts.
 

@@ -77,16 +77,14 @@ int mt_amf_update_regression(const mt_forest *f, const double *X, const double *
                 const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
                 const double yi = y[i];
                 mt_index j = f->node_offset[m];
-                double pred = 0.0; /* an empty root predicts the prior mean */
                 for (;;) {
                     double *s = state + (size_t)j * MT_AMF_REGRESSION_WIDTH;
-                    /* the loss of the node's prediction before it takes y;
-                     * an empty node predicts as its parent does */
+                    /* the loss of the node's prediction before it takes y
+                     * (none for its first point: see amf.h) */
                     if (s[1] > 0.0) {
-                        pred = s[2] / s[1];
+                        double r = s[2] / s[1] - yi;
+                        s[0] -= step * r * r;
                     }
-                    double r = pred - yi;
-                    s[0] -= step * r * r;
                     s[1] += 1.0;
                     s[2] += yi;
                     s[3] += yi * yi;
@@ -144,8 +142,10 @@ int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *l
                 for (;;) {
                     double *s = state + (size_t)j * width;
                     /* log loss of the Dirichlet prediction before the count
-                     * (an empty node's is the uniform 1/K) */
-                    s[0] += step * log((s[2 + k] + dirichlet) / (s[1] + mass));
+                     * (none for the node's first point: see amf.h) */
+                    if (s[1] > 0.0) {
+                        s[0] += step * log((s[2 + k] + dirichlet) / (s[1] + mass));
+                    }
                     s[1] += 1.0;
                     s[2 + k] += 1.0;
                     if (f->left[j] == MT_NONE) {
