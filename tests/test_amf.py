@@ -173,11 +173,11 @@ def test_partial_fit_state_equals_recomputation_on_final_trees(batch, kind):
     forest = model.forest_
     if kind == "regression":
         t = y - model.y_mean_
-        fresh = amf.update(forest, X, t, amf.new_state(forest, None), step=0.5,
+        fresh = amf.update(forest, X, t, amf.new_state(forest, None), 
                            n_classes=None, dirichlet=None, n_threads=1)
     else:
         t = targets
-        fresh = amf.update(forest, X, t, amf.new_state(forest, 2), step=1.0, n_classes=2,
+        fresh = amf.update(forest, X, t, amf.new_state(forest, 2), n_classes=2,
                            dirichlet=0.5, n_threads=1)
     np.testing.assert_array_equal(model.amf_state_, fresh)
     sizes = np.diff(forest.node_offset)
@@ -205,9 +205,11 @@ def test_carry_of_a_batch_equals_single_points():
         for s in range(40, 60, batch):
             model.partial_fit(X[s:s + batch], y[s:s + batch])
         fresh = amf.update(model.forest_, X, y - model.y_mean_,
-                           amf.new_state(model.forest_, None), step=model.step_,
+                           amf.new_state(model.forest_, None),
                            n_classes=None, dirichlet=None, n_threads=2)
         np.testing.assert_array_equal(model.amf_state_, fresh)
+        # step='auto' is re-estimated on the final trees, after every batch
+        assert model.step_ == amf.auto_step(model.forest_, fresh, model.y_var_)
 
 
 # --------------------------------------------------------- reproducibility
@@ -273,7 +275,7 @@ def test_order_matters_and_auto_step():
     assert a.max_lifetime_ == pytest.approx(amf.AUTO_LIFETIME_FACTOR * a.lifetime_scale_)
     order = np.random.default_rng(0).permutation(150)
     fresh = amf.update(a.forest_, X[order], (y - a.y_mean_)[order],
-                       amf.new_state(a.forest_, None), step=a.step_, n_classes=None,
+                       amf.new_state(a.forest_, None), n_classes=None,
                        dirichlet=None, n_threads=1)
     np.testing.assert_allclose(fresh[:, 1:], a.amf_state_[:, 1:], rtol=1e-12, atol=1e-12)
     assert not np.allclose(fresh[:, 0], a.amf_state_[:, 0])
@@ -289,7 +291,7 @@ def test_partial_fit_from_scratch_with_classes():
     model.partial_fit(X[:30], labels[:30], classes=["a", "b", "c"])
     model.partial_fit(X[30:], labels[30:])
     codes = np.searchsorted(model.classes_, labels)
-    fresh = amf.update(model.forest_, X, codes, amf.new_state(model.forest_, 3), step=1.0,
+    fresh = amf.update(model.forest_, X, codes, amf.new_state(model.forest_, 3),
                        n_classes=3, dirichlet=0.5, n_threads=1)
     np.testing.assert_array_equal(model.amf_state_, fresh)
     assert model.predict_proba(X[:5]).shape == (5, 3)
@@ -318,13 +320,15 @@ def test_seam_rejects_bad_state_and_labels():
                                     aggregation=True).fit(X, y)
     f = model.forest_
     with pytest.raises(ValueError, match="state"):
-        _amf.update_regression(f, X, y, np.zeros((f.n_nodes, 3)), 1.0)
+        _amf.update_regression(f, X, y, np.zeros((f.n_nodes, 3)))
     with pytest.raises(ValueError, match="finite"):
-        _amf.update_regression(f, X, np.full(30, np.nan), np.zeros((f.n_nodes, 4)), 1.0)
+        _amf.update_regression(f, X, np.full(30, np.nan), np.zeros((f.n_nodes, 4)))
     with pytest.raises(ValueError, match="labels"):
-        _amf.update_classes(f, X, np.full(30, 2), 2, np.zeros((f.n_nodes, 4)), 1.0, 0.5)
+        _amf.update_classes(f, X, np.full(30, 2), 2, np.zeros((f.n_nodes, 4)), 0.5)
     with pytest.raises(ValueError, match="lifetime"):
-        _amf.weights(f, 2 * f.lifetime, model.amf_state_)
+        _amf.weights(f, 2 * f.lifetime, model.amf_state_, 1.0)
+    with pytest.raises(ValueError, match="step"):
+        _amf.weights(f, f.lifetime, model.amf_state_, 0.0)
     with pytest.raises(ValueError, match="lifetime"):
         model.predict(X, lifetime=2 * model.max_lifetime_)
 
@@ -339,7 +343,7 @@ def test_node_cap_keeps_the_state_exact():
         model.partial_fit(X[s:s + 9], y[s:s + 9])
     assert np.diff(model.forest_.node_offset).max() <= 41
     fresh = amf.update(model.forest_, X, y - model.y_mean_,
-                       amf.new_state(model.forest_, None), step=model.step_,
+                       amf.new_state(model.forest_, None),
                        n_classes=None, dirichlet=None, n_threads=1)
     np.testing.assert_array_equal(model.amf_state_, fresh)
 
@@ -349,9 +353,9 @@ def test_log_wbar_of_the_root_is_the_normaliser_over_subtrees():
     X, y = _data(24)
     model = _small_trees(MondrianForestRegressor(
         n_trees=3, lifetime=4.0, random_state=1, aggregation=True, step=0.7).fit(X, y))
-    f, lw = model.forest_, model.amf_state_[:, 0]
+    f, lw = model.forest_, 0.7 * model.amf_state_[:, 0]
     for lam in (model.max_lifetime_, 0.3 * model.max_lifetime_):
-        log_wbar, coef = _amf.weights(f, lam, model.amf_state_)
+        log_wbar, coef = _amf.weights(f, lam, model.amf_state_, 0.7)
         for m in range(f.n_trees):
             root = int(f.roots[m])
             terms = [-k * np.log(2.0) + sum(lw[v] for v in leaves)

@@ -18,15 +18,15 @@ from ._status cimport check_status, check_threads
 
 cdef extern from "c/amf.h" nogil:
     int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y,
-                                 size_t n, double step, int n_threads, double *state)
+                                 size_t n, int n_threads, double *state)
     int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
-                              size_t n, size_t n_classes, double step, double dirichlet,
-                              int n_threads, double *state)
+                              size_t n, size_t n_classes, double dirichlet, int n_threads,
+                              double *state)
     int mt_amf_carry(const mt_forest *f, size_t old_n_nodes, const mt_index *old_offset,
                      const mt_index *old_key, const double *old_tau, size_t width,
                      const double *old_state, int n_threads, double *state)
     int mt_amf_weights(const mt_forest *f, double lam, const double *state, size_t width,
-                       int n_threads, double *log_wbar, double *coef)
+                       double step, int n_threads, double *log_wbar, double *coef)
     int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lam,
                        const double *coef, size_t K, const double *comp, int n_threads,
                        double *out)
@@ -57,9 +57,10 @@ cdef const double[:, ::1] _points(Forest forest, X):
     return xv
 
 
-def update_regression(Forest forest, X, y, state, double step, n_threads=1):
+def update_regression(Forest forest, X, y, state, n_threads=1):
     """Take the points (X, y) in order through every tree: ``state``
-    (n_nodes x 4) is updated in place (square loss, running-mean nodes)."""
+    (n_nodes x 4: -L, count, sum, sum of squares) is updated in place
+    (square loss, running-mean nodes)."""
     cdef int nt = check_threads(n_threads)
     cdef const double[:, ::1] xv = _points(forest, X)
     cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
@@ -73,21 +74,20 @@ def update_regression(Forest forest, X, y, state, double step, n_threads=1):
     forest._begin_read()
     try:
         with nogil:
-            status = mt_amf_update_regression(&forest.f, &xv[0, 0], &yv[0], n, step, nt,
-                                              &sv[0, 0])
+            status = mt_amf_update_regression(&forest.f, &xv[0, 0], &yv[0], n, nt, &sv[0, 0])
         mt_threads_release()
     finally:
         forest._end_read()
     check_status(status, "update_regression",
-                 arg="need a fitted forest, finite X and y and a finite step > 0")
+                 arg="need a fitted forest and finite X and y")
     return state
 
 
-def update_classes(Forest forest, X, labels, Py_ssize_t n_classes, state, double step,
-                   double dirichlet, n_threads=1):
+def update_classes(Forest forest, X, labels, Py_ssize_t n_classes, state, double dirichlet,
+                   n_threads=1):
     """Take the points (X, labels) in order through every tree: ``state``
-    (n_nodes x (n_classes + 2)) is updated in place (log loss, Dirichlet
-    nodes)."""
+    (n_nodes x (n_classes + 2): -L, count, class counts) is updated in
+    place (log loss, Dirichlet nodes)."""
     cdef int nt = check_threads(n_threads)
     if n_classes < 1:
         raise ValueError(f"n_classes must be >= 1, got {n_classes}")
@@ -104,13 +104,13 @@ def update_classes(Forest forest, X, labels, Py_ssize_t n_classes, state, double
     try:
         with nogil:
             status = mt_amf_update_classes(&forest.f, &xv[0, 0], &lv[0], n, <size_t>n_classes,
-                                           step, dirichlet, nt, &sv[0, 0])
+                                           dirichlet, nt, &sv[0, 0])
         mt_threads_release()
     finally:
         forest._end_read()
     check_status(status, "update_classes",
-                 arg=f"need a fitted forest, finite X, labels in [0, {n_classes}) and "
-                     f"finite step > 0 and dirichlet > 0")
+                 arg=f"need a fitted forest, finite X, labels in [0, {n_classes}) and a "
+                     f"finite dirichlet > 0")
     return state
 
 
@@ -146,10 +146,10 @@ def carry(Forest forest, old_offset, old_key, old_tau, old_state, n_threads=1):
     return state
 
 
-def weights(Forest forest, double lam, state, n_threads=1):
-    """(log_wbar, coef) of the tree pruned at ``lam``: log wbar of every node
-    and the prediction's coefficients (a_j, 1 - a_j) (n_nodes x 2); NaN
-    below the pruned tree."""
+def weights(Forest forest, double lam, state, double step, n_threads=1):
+    """(log_wbar, coef) of the tree pruned at ``lam`` with log w = step *
+    state[:, 0]: log wbar of every node and the prediction's coefficients
+    (a_j, 1 - a_j) (n_nodes x 2); NaN below the pruned tree."""
     cdef int nt = check_threads(n_threads)
     cdef const double[:, ::1] sv = np.ascontiguousarray(state, dtype=np.float64)
     if <size_t>sv.shape[0] != forest.f.n_nodes or sv.shape[1] < 1 or forest.f.n_nodes == 0:
@@ -162,12 +162,13 @@ def weights(Forest forest, double lam, state, n_threads=1):
     forest._begin_read()
     try:
         with nogil:
-            status = mt_amf_weights(&forest.f, lam, &sv[0, 0], <size_t>sv.shape[1], nt,
+            status = mt_amf_weights(&forest.f, lam, &sv[0, 0], <size_t>sv.shape[1], step, nt,
                                     &wv[0], &cv[0, 0])
         mt_threads_release()
     finally:
         forest._end_read()
-    check_status(status, "weights", arg="need 0 <= lifetime <= the forest's")
+    check_status(status, "weights",
+                 arg="need 0 <= lifetime <= the forest's and a finite step > 0")
     return log_wbar, coef
 
 

@@ -29,8 +29,9 @@ not charged (the rule of the AMF authors' and river's implementations;
 
 This module holds the state arrays' bookkeeping; the estimators call it
 from small hooks.  The state (``amf_state_``) has one row per node of the
-forest: [log w, count, Σy, Σy²] (regression) or [log w, count, class
-counts] (classification).
+forest: [-L_v, count, Σy, Σy²] (regression) or [-L_v, count, class
+counts] (classification), L_v the node's cumulative loss: the step η
+enters only at prediction.
 """
 from __future__ import annotations
 
@@ -64,10 +65,10 @@ def check_step(value, name: str, *, allow_auto: bool = False):
     return check_positive_float(value, name)
 
 
-def noise_variance(forest, y: np.ndarray, n_threads: int) -> float | None:
-    """Noise variance of the targets y (the forest's points, in its rows'
-    order) estimated on the trees: the pooled within-node variance of the
-    nodes whose two children are leaves,
+def noise_variance(forest, state: np.ndarray) -> float | None:
+    """Noise variance of the targets estimated on the trees, from the
+    regression state's counts and sums: the pooled within-node variance of
+    the nodes whose two children are leaves,
 
         ŝ² = Σ_v Σ_{i ∈ v} (y_i - ȳ_v)² / Σ_v (n_v - 1),
 
@@ -78,24 +79,23 @@ def noise_variance(forest, y: np.ndarray, n_threads: int) -> float | None:
     inside such nodes, the safe side for η.  None if no such node has two
     points.
     """
-    from .._ext import _mforest
-
-    count, total, sumsq = _mforest.regression_stats(forest, y, n_threads)
     left, right = np.asarray(forest.left), np.asarray(forest.right)
     internal = np.flatnonzero(left >= 0)
     bottom = internal[(left[left[internal]] < 0) & (left[right[internal]] < 0)]
-    n = count[bottom]
+    n = state[bottom, 1]
     bottom, n = bottom[n >= 2], n[n >= 2]
     if bottom.size == 0:
         return None
-    within = sumsq[bottom] - total[bottom] ** 2 / n
+    within = state[bottom, 3] - state[bottom, 2] ** 2 / n
     return float(max(np.sum(within), 0.0) / np.sum(n - 1.0))
 
 
-def auto_step(forest, y: np.ndarray, y_var: float, n_threads: int) -> float:
+def auto_step(forest, state: np.ndarray, y_var: float) -> float:
     """η = AUTO_STEP_FACTOR / ŝ² of ``step='auto'`` (regression), ŝ² from
     :func:`noise_variance` (at least MIN_NOISE_FRACTION · Var(y); Var(y)
-    itself when it cannot be estimated).
+    itself when it cannot be estimated).  The state keeps the losses, not
+    the weights, so η is re-estimated after every ``partial_fit`` and
+    applies to the whole history.
 
     With η = 1/(2ŝ²), exp(-η Σ(ŷ - y)²) is the Gaussian likelihood of the
     targets with noise variance ŝ², and the aggregate the Bayesian
@@ -103,13 +103,14 @@ def auto_step(forest, y: np.ndarray, y_var: float, n_threads: int) -> float:
     trees (η·ŝ² = 1/8, 1/2, 2, 8; test RMSE): from 1/8
     to 1/2 the error falls by 1-10 % on CPU, CCPP, concrete, energy,
     abalone and protein and rises 5 % on a smooth synthetic set; beyond
-    1/2 it changes by 2 % or less on them (table in ``doc/forests.rst``).  On a dense, noisy set (2000 points in
+    1/2 it changes by 2 % or less on them (table in ``doc/forests.rst``).
+    On a dense, noisy set (2000 points in
     2-D, noise 0.6 of the variance) only η·ŝ² = 1/8 avoids interpolating
     the noise (RMSE 0.18 against 0.48): there, pass a smaller ``step`` or
     use ``aggregation=False``.  Scaling by ŝ², not by Var(y), keeps the
     likelihood's reading on noisy and clean targets alike.
     """
-    s2 = noise_variance(forest, y, n_threads)
+    s2 = noise_variance(forest, state)
     floor = MIN_NOISE_FRACTION * y_var
     s2 = y_var if s2 is None else max(s2, floor)
     return AUTO_STEP_FACTOR / s2
@@ -122,16 +123,15 @@ def new_state(forest, n_classes: int | None) -> np.ndarray:
     return np.zeros((forest.n_nodes, width), dtype=np.float64)
 
 
-def update(forest, X: np.ndarray, targets: np.ndarray, state: np.ndarray, *, step: float,
+def update(forest, X: np.ndarray, targets: np.ndarray, state: np.ndarray, *,
            n_classes: int | None, dirichlet: float | None, n_threads: int) -> np.ndarray:
     """Take the points (X, targets) in their order through every tree."""
     if n_classes is None:
-        return _amf.update_regression(forest, X, targets, state, step, n_threads)
-    return _amf.update_classes(forest, X, targets, n_classes, state, step, dirichlet,
-                               n_threads)
+        return _amf.update_regression(forest, X, targets, state, n_threads)
+    return _amf.update_classes(forest, X, targets, n_classes, state, dirichlet, n_threads)
 
 
-def insert(features, X: np.ndarray, targets: np.ndarray, state: np.ndarray, *, step: float,
+def insert(features, X: np.ndarray, targets: np.ndarray, state: np.ndarray, *,
            n_classes: int | None, dirichlet: float | None, n_threads: int) -> np.ndarray:
     """Insert X into the trees (``features.partial_fit``) and return the
     state of the grown trees after the points (X, targets), in order.
@@ -148,8 +148,8 @@ def insert(features, X: np.ndarray, targets: np.ndarray, state: np.ndarray, *, s
     features.partial_fit(X)
     forest = features.forest_
     state = _amf.carry(forest, old_offset, old_key, old_tau, state, n_threads)
-    return update(forest, X, targets, state, step=step, n_classes=n_classes,
-                  dirichlet=dirichlet, n_threads=n_threads)
+    return update(forest, X, targets, state, n_classes=n_classes, dirichlet=dirichlet,
+                  n_threads=n_threads)
 
 
 def regression_components(state: np.ndarray) -> np.ndarray:
@@ -167,15 +167,17 @@ def class_components(state: np.ndarray, dirichlet: float) -> np.ndarray:
     return (counts + dirichlet) / (state[:, 1:2] + K * dirichlet)
 
 
-def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, comp: np.ndarray,
-            n_threads: int, cache: dict | None = None) -> np.ndarray:
-    """The trees' aggregated predictions of ``comp``, averaged (n x K).
-    ``cache`` (a dict) keeps the weights of the last lifetime."""
-    if cache is not None and cache.get("lifetime") == lam:
+def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, step: float,
+            comp: np.ndarray, n_threads: int, cache: dict | None = None) -> np.ndarray:
+    """The trees' aggregated predictions of ``comp``, averaged (n x K), with
+    log w = step · state[:, 0].  ``cache`` (a dict) keeps the weights of
+    the last (lifetime, step)."""
+    key = (lam, step)
+    if cache is not None and cache.get("key") == key:
         coef = cache["coef"]
     else:
-        _, coef = _amf.weights(forest, lam, state, n_threads)
+        _, coef = _amf.weights(forest, lam, state, step, n_threads)
         if cache is not None:
             cache.clear()
-            cache.update(lifetime=lam, coef=coef)
+            cache.update(key=key, coef=coef)
     return _amf.predict(forest, X, lam, coef, comp, n_threads)

@@ -178,6 +178,7 @@ class _MondrianForestBase(BaseEstimator):
         if self.aggregation:
             self.amf_state_ = amf.insert(self.features_, X, targets, self.amf_state_,
                                          **self._amf_args())
+            self._amf_resolve()
             self._amf_cache = {}
             return
         self.features_.partial_fit(X)
@@ -197,7 +198,6 @@ class _MondrianForestBase(BaseEstimator):
         self.lifetime_ = float(lifetime)
         self.hyper_ = self._resolved = self.validation_scores_ = None
         self._targets = targets.copy()  # the first batch's (relabelled by partial_fit)
-        self._amf_resolve(targets)
         self._amf_restart(X, targets)
 
     def _amf_restart(self, X, targets) -> None:
@@ -205,10 +205,11 @@ class _MondrianForestBase(BaseEstimator):
         args = self._amf_args()
         state = amf.new_state(self.forest_, args["n_classes"])
         self.amf_state_ = amf.update(self.forest_, X, targets, state, **args)
+        self._amf_resolve()
         self._amf_cache = {}
 
     def _amf_predict(self, X: np.ndarray, lam: float, comp: np.ndarray) -> np.ndarray:
-        return amf.predict(self.forest_, X, lam, self.amf_state_, comp,
+        return amf.predict(self.forest_, X, lam, self.amf_state_, self.step_, comp,
                            resolve_n_jobs(self.n_jobs), self._amf_cache)
 
     @property
@@ -334,8 +335,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     exp(-η L_T), L_T the square loss of T's predictions on the training
     points taken in their given order, each predicted before it is learnt
     (node predictions: the running means of their targets; a node's first
-    point is not charged, as in the AMF authors' implementation).  Node weights are updated before the node's counts, the
-    normalisers go up the tree (log w̄_v = log(½w_v + ½w̄_l w̄_r), w̄ = w at
+    point is not charged, as in the AMF authors' implementation).  Node
+    weights are updated before the node's counts, the normalisers go up
+    the tree (log w̄_v = log(½w_v + ½w̄_l w̄_r), w̄ = w at
     the leaves) and the prediction from x's leaf to the root (ŷ_v =
     a_v c_v + (1 - a_v) ŷ_child, a_v = w_v/2w̄_v); ``c/amf.h`` has the
     derivation.  ``lifetime='auto'`` grows the trees to Λ = 2¹⁴λ₀ (in
@@ -389,8 +391,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         10⁻³ Var(y)), which makes the weights the Gaussian likelihood of
         the targets (see :func:`mondrian.forest.aggregation.auto_step`;
         on dense, very noisy data a smaller step avoids interpolating the
-        noise).  It is fixed at ``fit`` (or the first ``partial_fit``); a
-        first batch of few points overestimates ŝ² (smaller η).
+        noise).  The nodes keep their cumulative losses, so η applies to
+        the whole history and 'auto' is re-estimated after every
+        ``partial_fit``.
 
     Attributes
     ----------
@@ -426,9 +429,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         arrays are not computed with ``aggregation=True``: ``amf_state_``
         holds them.
     amf_state_ : ndarray of shape (n_nodes, 4)
-        With ``aggregation=True``: per node, log w (minus η times the
-        cumulative square loss), count, sum and sum of squares of the
-        centred targets.
+        With ``aggregation=True``: per node, minus the cumulative square
+        loss L (log w = -η L), count, sum and sum of squares of the centred
+        targets.
     step_ : float
         With ``aggregation=True``: the η used.
     n_features_in_ : int
@@ -534,7 +537,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         recomputed exactly from the trees' point slices once per batch
         (O(points + nodes) per tree, the order of the insertion's own
         renumbering).  ``lifetime_``, ``hyper_``, ``y_mean_`` and
-        ``y_var_`` (the prior) are kept.
+        ``y_var_`` (the prior) are kept.  With ``aggregation=True`` the
+        node weights are carried over the insertion and the new points
+        taken in order: the result is the one of ``fit`` on the final
+        trees with all the points in order.
 
         Parameters
         ----------
@@ -582,15 +588,14 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
             self._posterior_cache = (key, post)
         return post
 
-    def _amf_resolve(self, targets) -> None:
+    def _amf_resolve(self) -> None:
         step = amf.check_step(self.step, "step", allow_auto=True)
         if step == "auto":
-            step = amf.auto_step(self.forest_, targets, self.y_var_, resolve_n_jobs(self.n_jobs))
+            step = amf.auto_step(self.forest_, self.amf_state_, self.y_var_)
         self.step_ = step
 
     def _amf_args(self) -> dict:
-        return dict(step=self.step_, n_classes=None, dirichlet=None,
-                    n_threads=resolve_n_jobs(self.n_jobs))
+        return dict(n_classes=None, dirichlet=None, n_threads=resolve_n_jobs(self.n_jobs))
 
     def _moments(self, X: np.ndarray, lam: float, hyper) -> tuple[np.ndarray, np.ndarray]:
         if self.aggregation:
@@ -731,8 +736,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         Class counts of every node (not computed with ``aggregation=True``:
         ``amf_state_`` holds them).
     amf_state_ : ndarray of shape (n_nodes, n_classes + 2)
-        With ``aggregation=True``: per node, log w (minus η times the
-        cumulative log loss), count, and class counts.
+        With ``aggregation=True``: per node, minus the cumulative log loss
+        L (log w = -η L), count, and class counts.
     step_ : float
         With ``aggregation=True``: the η used.
     n_features_in_ : int
@@ -816,8 +821,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         Before any ``fit`` this is ``fit(X, y)`` (with ``classes``, if given,
         as the full set of labels).  Otherwise every point is inserted into
         every tree by the conditional Mondrian and the class counts are
-        recomputed exactly from the trees' point slices once per batch.
-        Labels must be among ``classes_``.
+        recomputed exactly from the trees' point slices once per batch
+        (with ``aggregation=True``: the node weights carried over and the
+        new points taken in order).  Labels must be among ``classes_``.
 
         Parameters
         ----------
@@ -867,11 +873,11 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                                                  resolve_n_jobs(self.n_jobs))
         self._posterior_cache = None
 
-    def _amf_resolve(self, targets) -> None:
+    def _amf_resolve(self) -> None:
         self.step_ = amf.check_step(self.step, "step")
 
     def _amf_args(self) -> dict:
-        return dict(step=self.step_, n_classes=self.classes_.size,
+        return dict(n_classes=self.classes_.size,
                     dirichlet=float(self.dirichlet), n_threads=resolve_n_jobs(self.n_jobs))
 
     def _components(self, lam: float, rate: float, store: bool = False):

@@ -33,10 +33,10 @@ static double log_half_sum(double a, double b)
     return hi + log1p(exp(lo - hi)) - MT_LN2;
 }
 
-static int check_update(const mt_forest *f, const double *X, size_t n, double step)
+static int check_update(const mt_forest *f, const double *X, size_t n)
 {
     size_t nd;
-    if (f->n_nodes == 0 || !(step > 0.0) || !isfinite(step)) {
+    if (f->n_nodes == 0) {
         return MT_ERR_ARG;
     }
     if (mt_mul_size(n, f->n_features, &nd) != MT_OK) {
@@ -46,9 +46,9 @@ static int check_update(const mt_forest *f, const double *X, size_t n, double st
 }
 
 int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
-                             double step, int n_threads, double *state)
+                             int n_threads, double *state)
 {
-    int status = check_update(f, X, n, step);
+    int status = check_update(f, X, n);
     if (status != MT_OK) {
         return status;
     }
@@ -83,7 +83,7 @@ int mt_amf_update_regression(const mt_forest *f, const double *X, const double *
                      * (none for its first point: see amf.h) */
                     if (s[1] > 0.0) {
                         double r = s[2] / s[1] - yi;
-                        s[0] -= step * r * r;
+                        s[0] -= r * r;
                     }
                     s[1] += 1.0;
                     s[2] += yi;
@@ -101,10 +101,10 @@ int mt_amf_update_regression(const mt_forest *f, const double *X, const double *
 }
 
 int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
-                          size_t n, size_t n_classes, double step, double dirichlet,
-                          int n_threads, double *state)
+                          size_t n, size_t n_classes, double dirichlet, int n_threads,
+                          double *state)
 {
-    int status = check_update(f, X, n, step);
+    int status = check_update(f, X, n);
     if (status != MT_OK) {
         return status;
     }
@@ -144,7 +144,7 @@ int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *l
                     /* log loss of the Dirichlet prediction before the count
                      * (none for the node's first point: see amf.h) */
                     if (s[1] > 0.0) {
-                        s[0] += step * log((s[2 + k] + dirichlet) / (s[1] + mass));
+                        s[0] += log((s[2 + k] + dirichlet) / (s[1] + mass));
                     }
                     s[1] += 1.0;
                     s[2 + k] += 1.0;
@@ -296,9 +296,9 @@ static int check_lambda(const mt_forest *f, double lambda)
 }
 
 int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_t width,
-                   int n_threads, double *log_wbar, double *coef)
+                   double step, int n_threads, double *log_wbar, double *coef)
 {
-    if (check_lambda(f, lambda) != MT_OK || width == 0) {
+    if (check_lambda(f, lambda) != MT_OK || width == 0 || !(step > 0.0) || !isfinite(step)) {
         return MT_ERR_ARG;
     }
     const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
@@ -309,7 +309,7 @@ int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_
     for (ptrdiff_t m = 0; m < n_trees; ++m) {
         for (mt_index j = f->node_offset[m + 1] - 1; j >= f->node_offset[m]; --j) {
             mt_index p = f->parent[j];
-            double lw = state[(size_t)j * width];
+            double lw = step * state[(size_t)j * width]; /* log w_j = -step L_j */
             double *c = coef + 2 * (size_t)j;
             if (p != MT_NONE && f->tau[p] > lambda) {
                 log_wbar[j] = c[0] = c[1] = NAN; /* below the pruned tree */

@@ -47,8 +47,11 @@
  * "as if the tree had existed all along" are computed by taking the points
  * in order: for each, walk its path (following the cuts, x_f <= threshold
  * to the left), and at every node first charge the loss of the node's
- * current prediction (log w -= step * loss), then add the point to the
- * node's statistics.  mt_amf_update does this for a block of points.
+ * current prediction (-L -= loss), then add the point to the node's
+ * statistics.  mt_amf_update does this for a block of points.  The state
+ * keeps -L_v, not log w_v = -step L_v: the step enters at prediction
+ * (mt_amf_weights), so it can be chosen, or re-estimated, at any time
+ * without recomputing anything.
  *
  * Insertion renumbers the trees (insert.h).  A node created by a batch of
  * insertions had, before the batch, exactly the history of the node it was
@@ -67,11 +70,11 @@
  * State.  One row of `width` doubles per node (global numbering):
  *   regression (square loss, node prediction the running mean of its
  *   targets; the estimators centre the targets):
- *     width 4: log w, count, sum of y, sum of y^2;
+ *     width 4: -L, count, sum of y, sum of y^2;
  *   classification (log loss, the Dirichlet/Krichevsky-Trofimov node
  *   prediction (n_k + dirichlet) / (n + K dirichlet)):
- *     width K + 2: log w, count, counts of the K classes.
- * An empty node's row is all zeros (log w = 0: w = 1).
+ *     width K + 2: -L, count, counts of the K classes.
+ * An empty node's row is all zeros (L = 0: w = 1).
  *
  * A node's first point is not charged: L_v sums the losses of v's
  * predictions of the 2nd, 3rd, ... points of its history, each from the
@@ -112,21 +115,21 @@
 #define MT_AMF_REGRESSION_WIDTH 4
 
 /*
- * Take the n points X (n x D, raw coordinates, finite) with targets y (n;
- * centred by the caller) in order through every tree: state (n_nodes x 4)
- * is updated in place.  step > 0 and finite, else MT_ERR_ARG.
+ * Take the n points X (n x D, raw coordinates, finite) with targets y (n,
+ * finite; centred by the caller) in order through every tree: state
+ * (n_nodes x 4) is updated in place.
  */
 int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
-                             double step, int n_threads, double *state);
+                             int n_threads, double *state);
 
 /*
  * The same for labels (n, in [0, n_classes), else MT_ERR_ARG before
- * anything is written): state (n_nodes x (n_classes + 2)).  step > 0 and
- * dirichlet > 0, both finite.
+ * anything is written): state (n_nodes x (n_classes + 2)); dirichlet > 0
+ * and finite.
  */
 int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
-                          size_t n, size_t n_classes, double step, double dirichlet,
-                          int n_threads, double *state);
+                          size_t n, size_t n_classes, double dirichlet, int n_threads,
+                          double *state);
 
 /*
  * Carry the state over a batch of insertions: old_state (old_n_nodes x
@@ -144,13 +147,14 @@ int mt_amf_carry(const mt_forest *f, size_t old_n_nodes, const mt_index *old_off
 
 /*
  * The weights of the tree pruned at lambda (0 <= lambda <= the forest's
- * lifetime), from the log-weights in column 0 of state (n_nodes x width):
+ * lifetime), from the log-weights step * state[j * width] (column 0 of
+ * state, n_nodes x width, holds -L; step > 0 and finite):
  * log_wbar[j] (n_nodes), and coef[2j], coef[2j + 1] (n_nodes x 2) the
  * prediction's a_j = w_j / (2 wbar_j) and 1 - a_j = wbar_left wbar_right /
  * (2 wbar_j) (1 and 0 at the pruned tree's leaves); NaN below it.
  */
 int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_t width,
-                   int n_threads, double *log_wbar, double *coef);
+                   double step, int n_threads, double *log_wbar, double *coef);
 
 /*
  * The aggregated prediction at the n points X (raw coordinates), averaged
