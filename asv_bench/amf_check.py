@@ -130,7 +130,7 @@ def main(argv=None):
         b = args.batches[-1]
         secs, m = best_time(lambda: online(amf(), Xtr, ytr, b), 1)
         report(f"MondrianForest aggregation=True, online {b}", m.predict(Xte), secs,
-               f"step {m.step_:.3g} (from the first batch)")
+               f"step {m.step_:.3g} (re-estimated after each batch)")
         secs, m = best_time(lambda: MondrianForestRegressor(
             n_trees=args.trees, random_state=args.seed, n_jobs=args.n_jobs).fit(Xtr, ytr), 1)
         report("MondrianForest defaults (smoothed)", m.predict(Xte), secs)
