@@ -6,11 +6,12 @@ learning" (JRSS-B 2021).  ``aggregation=True`` on
 :class:`~mondrian.MondrianForestClassifier` replaces the prediction of the
 tree pruned at λ by the exponentially weighted average of the predictions of
 ALL its pruned subtrees T (the same root, every node keeping both or none of
-its children), with prior π(T) = 2^-|T|', |T|' the number of nodes of T that
-are internal nodes of the tree (AMF's π(T) = 2^-|T| on the infinite Mondrian
-tree, everything below the tree's leaves summed out), and weights
-exp(-η L_T), L_T the cumulative loss of T's predictions on the points seen
-so far, each point predicted before it is learnt.  Node v's weight
+its children), with prior π(T) = 2^-N(T), N(T) the number of nodes of T that
+are internal nodes of the tree (AMF's prior, 2 to the minus the number of
+all of T's nodes on the infinite Mondrian tree, with everything below the
+tree's leaves summed out), and weights exp(-η L_T), L_T the cumulative
+loss of T's predictions on the points seen so far, each point predicted
+before it is learnt.  Node v's weight
 w_v = exp(-η L_v) (L_v the loss of v's own running prediction over the
 points of its cell, in arrival order), the normalisers
 w̄_v = ½ w_v + ½ w̄_left w̄_right (w̄ = w at the leaves) and the prediction

@@ -330,7 +330,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     component above the root is the moments of all targets.
 
     Aggregation (``aggregation=True``; AMF).  Each tree predicts the
-    average over all its pruned subtrees T (prior π(T) = 2^-|T|', |T|'
+    average over all its pruned subtrees T (prior π(T) = 2^-N(T), N(T)
     the number of nodes of T that are internal in the tree) weighted by
     exp(-η L_T), L_T the square loss of T's predictions on the training
     points taken in their given order, each predicted before it is learnt
@@ -686,7 +686,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
 
     Aggregation (``aggregation=True``; AMF, as in
     :class:`MondrianForestRegressor` with the log loss): each tree predicts
-    the average over its pruned subtrees T, prior 2^-|T|' (|T|' the nodes
+    the average over its pruned subtrees T, prior 2^-N(T) (N(T) the nodes
     of T internal in the tree), weighted by exp(-η Σ_t -log p_T(y_t)), the
     points taken in their given order, each node predicting
     (n_k + α)/(n + Kα) from the points it had before (its first point not

@@ -80,8 +80,9 @@
  * predictions of the 2nd, 3rd, ... points of its history, each from the
  * points before it.  This is the rule of the AMF authors' implementation
  * and of river's (a new leaf takes its point without a weight update).
- * The alternatives measured (50 trees; test RMSE; doc/forests.rst): charging the first point against the global
- * mean gives every node an entry fee (y - ybar)^2, a bias towards shallow
+ * The alternatives measured (50 trees; test RMSE; doc/forests.rst):
+ * charging the first point against the global mean gives every node an
+ * entry fee (y - ybar)^2, a bias towards shallow
  * subtrees (5 to 25 % higher error on CPU, CCPP, concrete, energy);
  * charging it against the parent's running mean (an honest sequential
  * prediction) leaves the last split of every branch unjudged (one-point
