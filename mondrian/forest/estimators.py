@@ -353,8 +353,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     convention; no conditional-Mondrian separation).
     ``predict(X, return_std=True)`` gives the standard deviation of the
     same average of the nodes' empirical target distributions (their
-    means and second moments): conservative, as the shallow nodes' spread
-    includes the regression function's variation.
+    means and second moments); it is not calibrated (one-point leaves add
+    no spread, shallow nodes the function's variation: 89 % to 99 % of
+    test targets within ±1.96 std on the sets of ``doc/forests.rst``).
 
     Predictive variance (law of total variance over the trees' mixture
     components c with weights w_{mc}):
