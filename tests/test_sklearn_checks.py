@@ -13,6 +13,8 @@ from mondrian import (MondrianFeatures, MondrianForestClassifier, MondrianForest
     MondrianKernelRidge(n_trees=20, random_state=0, rotation="uniform"),
     MondrianForestRegressor(n_trees=10, random_state=0),
     MondrianForestClassifier(n_trees=10, random_state=0),
+    MondrianForestRegressor(n_trees=10, random_state=0, aggregation=True),
+    MondrianForestClassifier(n_trees=10, random_state=0, aggregation=True),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

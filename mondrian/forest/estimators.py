@@ -68,6 +68,7 @@ from .._validation import (check_array_input, check_bool, check_fitted_features,
                           check_lifetime, check_positive_float, check_random_generator,
                           check_rotation, check_target_scale, resolve_n_jobs)
 from ..features import MondrianFeatures
+from . import aggregation as amf
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
 
@@ -131,7 +132,8 @@ class _MondrianForestBase(BaseEstimator):
                     smoothing=check_bool(self.smoothing, "smoothing"),
                     validation_fraction=check_fraction(self.validation_fraction,
                                                        "validation_fraction"),
-                    max_nodes=self._check_max_nodes())
+                    max_nodes=self._check_max_nodes(),
+                    aggregation=check_bool(self.aggregation, "aggregation"))
 
     def _is_fitted_key(self, lam: float, hyper) -> bool:
         """(lam, hyper) are the fitted ``lifetime_`` and resolved hyperparameters
@@ -161,6 +163,8 @@ class _MondrianForestBase(BaseEstimator):
         point."""
         rng = check_random_generator(self.random_state)
         self._resolved = None
+        if params["aggregation"]:
+            return self._fit_aggregated(X, targets, params, rng)
         n = X.shape[0]
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
@@ -248,9 +252,41 @@ class _MondrianForestBase(BaseEstimator):
             self.features_.forest_ = self.features_.forest_.copy()
             self._share_token = None
         self.features_.max_nodes = self._check_max_nodes()
+        if self.aggregation:
+            self.amf_state_ = amf.insert(self.features_, X, targets, self.amf_state_,
+                                         **self._amf_args())
+            self._amf_resolve()
+            self._amf_cache = {}
+            return
         self.features_.partial_fit(X)
         self._targets = np.concatenate([self._targets, targets])
         self._compute_stats()
+
+    def _fit_aggregated(self, X, targets, params, rng) -> None:
+        """AMF: the trees grown on all points, the node weights from the
+        points in their given order (:mod:`mondrian.forest.aggregation`)."""
+        from ..path.search import lifetime_scale
+        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
+        lifetime = params["lifetime"]
+        if isinstance(lifetime, str):
+            lifetime = amf.AUTO_LIFETIME_FACTOR * self.lifetime_scale_
+        self.features_ = self._features(params, lifetime, rng).fit(X)
+        self.lifetime_ = float(lifetime)
+        self.hyper_ = self._resolved = self.validation_scores_ = None
+        self._targets = targets.copy()  # the first batch's (relabelled by partial_fit)
+        self._amf_restart(X, targets)
+
+    def _amf_restart(self, X, targets) -> None:
+        """The AMF state of the fitted trees from scratch, points in order."""
+        args = self._amf_args()
+        state = amf.new_state(self.forest_, args["n_classes"])
+        self.amf_state_ = amf.update(self.forest_, X, targets, state, **args)
+        self._amf_resolve()
+        self._amf_cache = {}
+
+    def _amf_predict(self, X: np.ndarray, lam: float, comp: np.ndarray) -> np.ndarray:
+        return amf.predict(self.forest_, X, lam, self.amf_state_, self.step_, comp,
+                           resolve_n_jobs(self.n_jobs), self._amf_cache)
 
     @property
     def forest_(self):
@@ -373,6 +409,34 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     leaves' means, the "Mondrian forest" of the paper's Fig. 9), and the
     component above the root is the moments of all targets.
 
+    Aggregation (``aggregation=True``; AMF).  Each tree predicts the
+    average over all its pruned subtrees T (prior π(T) = 2^-N(T), N(T)
+    the number of nodes of T that are internal in the tree) weighted by
+    exp(-η L_T), L_T the square loss of T's predictions on the training
+    points taken in their given order, each predicted before it is learnt
+    (node predictions: the running means of their targets; a node's first
+    point is not charged, as in the AMF authors' implementation).  Node
+    weights are updated before the node's counts, the normalisers go up
+    the tree (log w̄_v = log(½w_v + ½w̄_l w̄_r), w̄ = w at
+    the leaves) and the prediction from x's leaf to the root (ŷ_v =
+    a_v c_v + (1 - a_v) ŷ_child, a_v = w_v/2w̄_v); ``c/amf.h`` has the
+    derivation.  ``lifetime='auto'`` grows the trees to Λ = 2¹⁴λ₀ (in
+    practice to single-point leaves: AMF's infinite lifetime) and predicts
+    there, the aggregation doing the pruning; any λ ≤ Λ can be predicted
+    (the weights are recomputed on the tree pruned at λ).  AMF is an
+    online method: ``fit`` takes the points in their given order, and the
+    result depends on it.  ``partial_fit`` inserts the new points and
+    carries every node's weight over (a new node inherits the history of
+    the node it was inserted above), so fit on a stream in any batches
+    gives the weights of the final trees as if they had existed all along.
+    A point outside the trees' boxes follows the cuts to a leaf (AMF's
+    convention; no conditional-Mondrian separation).
+    ``predict(X, return_std=True)`` gives the standard deviation of the
+    same average of the nodes' empirical target distributions (their
+    means and second moments); it is not calibrated (one-point leaves add
+    no spread, shallow nodes the function's variation: 89 % to 99 % of
+    test targets within ±1.96 std on the sets of ``doc/forests.rst``).
+
     Predictive variance (law of total variance over the trees' mixture
     components c with weights w_{mc}):
 
@@ -396,6 +460,22 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
         towards ȳ; small κ: the variance is spent early in the trees'
         time, and deep nodes are shrunk towards their ancestors.
+    aggregation : bool, default=False
+        Online aggregation over the pruned subtrees of every tree (AMF,
+        Mourtada, Gaïffas & Scornet, JRSS-B 2021; see "Aggregation" below
+        and :mod:`mondrian.forest.aggregation`).  The smoothing parameters
+        and ``validation_fraction`` are then not used.
+    step : 'auto' or float, default='auto'
+        η of the aggregation's exponential weights exp(-η Σ (ŷ - y)²)
+        (``aggregation=True`` only).  'auto': η = 1/(2ŝ²), ŝ² the noise
+        variance estimated at ``fit`` on the trees' deepest splits (pooled
+        variance within the nodes whose children are both leaves, at least
+        10⁻³ Var(y)), which makes the weights the Gaussian likelihood of
+        the targets (see :func:`mondrian.forest.aggregation.auto_step`;
+        on dense, very noisy data a smaller step avoids interpolating the
+        noise).  The nodes keep their cumulative losses, so η applies to
+        the whole history and 'auto' is re-estimated after every
+        ``partial_fit``.
 
     Attributes
     ----------
@@ -435,7 +515,15 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     node_sum_ : ndarray of shape (n_nodes,)
         Sum of their centred targets ``y - y_mean_``.
     node_sumsq_ : ndarray of shape (n_nodes,)
-        Sum of the squares of their centred targets.
+        Sum of the squares of their centred targets.  The ``node_*``
+        arrays are not computed with ``aggregation=True``: ``amf_state_``
+        holds them.
+    amf_state_ : ndarray of shape (n_nodes, 4)
+        With ``aggregation=True``: per node, minus the cumulative square
+        loss L (log w = -η L), count, sum and sum of squares of the centred
+        targets.
+    step_ : float
+        With ``aggregation=True``: the η used.
     n_features_in_ : int
         Number of input features.
 
@@ -455,7 +543,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, noise_variance="auto", prior_scale="auto",
-                 validation_fraction: float = 0.2, max_nodes: int | None = None):
+                 validation_fraction: float = 0.2, max_nodes: int | None = None,
+                 aggregation: bool = False, step="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
@@ -466,6 +555,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.prior_scale = prior_scale
         self.validation_fraction = validation_fraction
         self.max_nodes = max_nodes
+        self.aggregation = aggregation
+        self.step = step
 
     _selects_in_sample = True
     _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
@@ -516,6 +607,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         params = self._check_common()
         _check_auto_or_positive(self.noise_variance, "noise_variance")
         _check_auto_or_positive(self.prior_scale, "prior_scale")
+        amf.check_step(self.step, "step", allow_auto=True)
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_target_scale(y)
@@ -630,7 +722,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         recomputed exactly from the trees' point slices once per batch
         (O(points + nodes) per tree, the order of the insertion's own
         renumbering).  ``lifetime_``, ``hyper_``, ``y_mean_`` and
-        ``y_var_`` (the prior) are kept.
+        ``y_var_`` (the prior) are kept.  With ``aggregation=True`` the
+        node weights are carried over the insertion and the new points
+        taken in order: the result is the one of ``fit`` on the final
+        trees with all the points in order.
 
         Parameters
         ----------
@@ -720,11 +815,22 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.loo_scores_ = {(lam, h): v for h, v in scores.items()}
         return (noise, kappa)
 
+    def _amf_resolve(self) -> None:
+        step = amf.check_step(self.step, "step", allow_auto=True)
+        if step == "auto":
+            step = amf.auto_step(self.forest_, self.amf_state_, self.y_var_)
+        self.step_ = step
+
+    def _amf_args(self) -> dict:
+        return dict(n_classes=None, dirichlet=None, n_threads=resolve_n_jobs(self.n_jobs))
+
     def _moments(self, X: np.ndarray, lam: float, hyper,
                  paths=None) -> tuple[np.ndarray, np.ndarray]:
         """Predictive mean and variance at X (or at the points of ``paths``,
         ``_mforest.Paths`` of X: the same numbers without walking)."""
-        if self.smoothing:
+        if self.aggregation:
+            out = self._amf_predict(X, lam, amf.regression_components(self.amf_state_))
+        elif self.smoothing:
             noise, theta = hyper
             mean, var, cov = self._components(lam, hyper)
             args = (lam, mean, var, cov, 0.0, self.y_var_, theta, noise * self.y_var_,
@@ -811,6 +917,16 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     frequencies c_jk/n_j, and the component above the root is the
     frequencies of all training labels.
 
+    Aggregation (``aggregation=True``; AMF, as in
+    :class:`MondrianForestRegressor` with the log loss): each tree predicts
+    the average over its pruned subtrees T, prior 2^-N(T) (N(T) the nodes
+    of T internal in the tree), weighted by exp(-η Σ_t -log p_T(y_t)), the
+    points taken in their given order, each node predicting
+    (n_k + α)/(n + Kα) from the points it had before (its first point not
+    charged).  ``lifetime='auto'``
+    grows the trees to Λ = 2¹⁴λ₀ (single-point leaves in practice) and
+    predicts there; points outside the boxes follow the cuts.
+
     Parameters
     ----------
     {common}
@@ -818,6 +934,17 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         γλ₀ of the discount (larger: less smoothing).  'auto': selected
         among 1, 3, 10, 30 on the held-out points by log-loss (10 when
         nothing is held out).
+    aggregation : bool, default=False
+        Online aggregation over the pruned subtrees of every tree (AMF;
+        see "Aggregation" below).  ``smoothing``, ``discount`` and
+        ``validation_fraction`` are then not used.
+    step : float, default=1.0
+        η of the exponential weights exp(-η Σ -log p(y)) (AMF's default 1:
+        the aggregate is then the Bayesian mixture of the subtrees'
+        sequential predictive distributions).
+    dirichlet : float, default=0.5
+        α of the nodes' Dirichlet predictions (n_k + α)/(n + Kα) (0.5: the
+        Krichevsky-Trofimov estimator, AMF's default).
 
     Attributes
     ----------
@@ -839,7 +966,13 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     lifetime_scale_ : float
         λ₀, the inverse median ℓ₁ distance between training points.
     node_counts_ : ndarray of shape (n_nodes, n_classes)
-        Class counts of every node.
+        Class counts of every node (not computed with ``aggregation=True``:
+        ``amf_state_`` holds them).
+    amf_state_ : ndarray of shape (n_nodes, n_classes + 2)
+        With ``aggregation=True``: per node, minus the cumulative log loss
+        L (log w = -η L), count, and class counts.
+    step_ : float
+        With ``aggregation=True``: the η used.
     n_features_in_ : int
         Number of input features.
 
@@ -858,7 +991,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, discount="auto",
-                 validation_fraction: float = 0.2, max_nodes: int | None = None):
+                 validation_fraction: float = 0.2, max_nodes: int | None = None,
+                 aggregation: bool = False, step: float = 1.0, dirichlet: float = 0.5):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
@@ -868,6 +1002,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         self.discount = discount
         self.validation_fraction = validation_fraction
         self.max_nodes = max_nodes
+        self.aggregation = aggregation
+        self.step = step
+        self.dirichlet = dirichlet
 
     _DISCOUNT_GRID = (1.0, 3.0, 10.0, 30.0)
 
@@ -901,6 +1038,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         """
         params = self._check_common()
         _check_auto_or_positive(self.discount, "discount", allow_zero=True)
+        amf.check_step(self.step, "step")
+        amf.check_step(self.dirichlet, "dirichlet")
         X, y = check_array_input(self, X, reset=True, y=y)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
@@ -915,8 +1054,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         Before any ``fit`` this is ``fit(X, y)`` (with ``classes``, if given,
         as the full set of labels).  Otherwise every point is inserted into
         every tree by the conditional Mondrian and the class counts are
-        recomputed exactly from the trees' point slices once per batch.
-        Labels must be among ``classes_``.
+        recomputed exactly from the trees' point slices once per batch
+        (with ``aggregation=True``: the node weights carried over and the
+        new points taken in order).  Labels must be among ``classes_``.
 
         Parameters
         ----------
@@ -941,7 +1081,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                 codes = np.searchsorted(all_classes, self.classes_[self._targets])
                 self.classes_ = all_classes
                 self._targets = codes.astype(np.int64)
-                self._compute_stats()
+                if self.aggregation:  # the Dirichlet node predictions depend on K
+                    self._amf_restart(self.forest_.X, self._targets)
+                else:
+                    self._compute_stats()
             return self
         if classes is not None and not np.array_equal(np.unique(np.asarray(classes)),
                                                       self.classes_):
@@ -962,6 +1105,13 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                                                  self.classes_.size,
                                                  resolve_n_jobs(self.n_jobs))
         self._posterior_cache = [None]
+
+    def _amf_resolve(self) -> None:
+        self.step_ = amf.check_step(self.step, "step")
+
+    def _amf_args(self) -> dict:
+        return dict(n_classes=self.classes_.size,
+                    dirichlet=float(self.dirichlet), n_threads=resolve_n_jobs(self.n_jobs))
 
     def _components(self, lam: float, rate: float):
         K = self.classes_.size
@@ -1009,7 +1159,11 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         check_is_fitted(self, "features_")
         lam = self._prediction_lifetime(lifetime)
         X = check_array_input(self, X, reset=False)
-        proba = self._mixture(X, lam, self._resolved)
+        if self.aggregation:
+            proba = self._amf_predict(X, lam, amf.class_components(self.amf_state_,
+                                                                   float(self.dirichlet)))
+        else:
+            proba = self._mixture(X, lam, self._resolved)
         return proba / proba.sum(axis=1, keepdims=True)
 
     def predict(self, X, lifetime: float | None = None) -> np.ndarray:

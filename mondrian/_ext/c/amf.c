@@ -1,0 +1,396 @@
+/* amf.c -- aggregation over the pruned subtrees of the trees (see amf.h). */
+#include "amf.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define MT_LN2 0.69314718055994530942
+
+static int all_finite(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (!isfinite(v[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The child of internal node j on x's side of its cut (x in the tree's
+ * coordinates). */
+static mt_index cut_child(const mt_forest *f, mt_index j, const double *x)
+{
+    return x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+}
+
+/* log(exp(a) + exp(b)) - log 2, exact for equal infinite arguments. */
+static double log_half_sum(double a, double b)
+{
+    double hi = a > b ? a : b, lo = a > b ? b : a;
+    if (hi == -INFINITY) {
+        return -INFINITY;
+    }
+    return hi + log1p(exp(lo - hi)) - MT_LN2;
+}
+
+static int check_update(const mt_forest *f, const double *X, size_t n)
+{
+    size_t nd;
+    if (f->n_nodes == 0) {
+        return MT_ERR_ARG;
+    }
+    if (mt_mul_size(n, f->n_features, &nd) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    return (n == 0 || all_finite(X, nd)) ? MT_OK : MT_ERR_ARG;
+}
+
+int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
+                             int n_threads, double *state)
+{
+    int status = check_update(f, X, n);
+    if (status != MT_OK) {
+        return status;
+    }
+    if (n > 0 && !all_finite(y, n)) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features;
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < n_trees; ++m) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t i = 0; i < n; ++i) {
+                const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
+                const double yi = y[i];
+                mt_index j = f->node_offset[m];
+                for (;;) {
+                    double *s = state + (size_t)j * MT_AMF_REGRESSION_WIDTH;
+                    /* the loss of the node's prediction before it takes y
+                     * (none for its first point: see amf.h) */
+                    if (s[1] > 0.0) {
+                        double r = s[2] / s[1] - yi;
+                        s[0] -= r * r;
+                    }
+                    s[1] += 1.0;
+                    s[2] += yi;
+                    s[3] += yi * yi;
+                    if (f->left[j] == MT_NONE) {
+                        break;
+                    }
+                    j = cut_child(f, j, x);
+                }
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
+                          size_t n, size_t n_classes, double dirichlet, int n_threads,
+                          double *state)
+{
+    int status = check_update(f, X, n);
+    if (status != MT_OK) {
+        return status;
+    }
+    if (n_classes == 0 || !(dirichlet > 0.0) || !isfinite(dirichlet)) {
+        return MT_ERR_ARG;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (labels[i] < 0 || (size_t)labels[i] >= n_classes) {
+            return MT_ERR_ARG;
+        }
+    }
+    const size_t d = f->n_features, width = n_classes + 2;
+    const double mass = (double)n_classes * dirichlet;
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < n_trees; ++m) {
+            if (scratch == NULL) {
+                continue;
+            }
+            for (size_t i = 0; i < n; ++i) {
+                const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
+                const size_t k = (size_t)labels[i];
+                mt_index j = f->node_offset[m];
+                for (;;) {
+                    double *s = state + (size_t)j * width;
+                    /* log loss of the Dirichlet prediction before the count
+                     * (none for the node's first point: see amf.h) */
+                    if (s[1] > 0.0) {
+                        s[0] += log((s[2 + k] + dirichlet) / (s[1] + mass));
+                    }
+                    s[1] += 1.0;
+                    s[2 + k] += 1.0;
+                    if (f->left[j] == MT_NONE) {
+                        break;
+                    }
+                    j = cut_child(f, j, x);
+                }
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}
+
+static mt_index key_of(const mt_forest *f, mt_index j)
+{
+    return f->key != NULL ? f->key[j] : j;
+}
+
+/*
+ * The old nodes bucketed by key (counting sort): bucket k holds the ids
+ * first[k] .. first[k + 1] - 1 of ids[], in increasing split time, i.e.
+ * top-down along the key's chain (chains are short: insertion sort).
+ * first has n_keys + 1 entries; keys >= n_keys or < 0 are MT_ERR_STATE.
+ */
+static int bucket_old(size_t old_n, const mt_index *old_key, const double *old_tau,
+                      size_t n_keys, mt_index *first, mt_index *ids)
+{
+    for (size_t k = 0; k <= n_keys; ++k) {
+        first[k] = 0;
+    }
+    for (size_t o = 0; o < old_n; ++o) {
+        if (old_key[o] < 0 || (size_t)old_key[o] >= n_keys) {
+            return MT_ERR_STATE;
+        }
+        ++first[old_key[o] + 1];
+    }
+    for (size_t k = 0; k < n_keys; ++k) {
+        first[k + 1] += first[k];
+    }
+    /* first[k] is now bucket k's start: fill forward (first[k] advancing to
+     * the bucket's end, the next one's start), then shift back */
+    for (size_t o = 0; o < old_n; ++o) {
+        ids[first[old_key[o]]++] = (mt_index)o;
+    }
+    for (size_t k = n_keys; k > 0; --k) {
+        first[k] = first[k - 1];
+    }
+    first[0] = 0;
+    for (size_t k = 0; k < n_keys; ++k) {
+        for (mt_index a = first[k] + 1; a < first[k + 1]; ++a) {
+            mt_index id = ids[a], b = a;
+            while (b > first[k] && old_tau[ids[b - 1]] > old_tau[id]) {
+                ids[b] = ids[b - 1];
+                --b;
+            }
+            ids[b] = id;
+        }
+    }
+    return MT_OK;
+}
+
+int mt_amf_carry(const mt_forest *f, size_t old_n_nodes, const mt_index *old_offset,
+                 const mt_index *old_key, const double *old_tau, size_t width,
+                 const double *old_state, int n_threads, double *state)
+{
+    const size_t M = f->n_trees, nn = f->n_nodes;
+    if (width == 0 || nn == 0 || old_offset[0] != 0 || (size_t)old_offset[M] != old_n_nodes) {
+        return MT_ERR_ARG;
+    }
+    for (size_t m = 0; m < M; ++m) {
+        if (old_offset[m + 1] < old_offset[m]) {
+            return MT_ERR_ARG;
+        }
+    }
+    /* keys: the global ids before the first insertion, then below the
+     * largest key of the new forest (new keys are above the old ones) */
+    size_t n_keys = nn;
+    for (size_t j = 0; j < nn; ++j) {
+        mt_index k = key_of(f, (mt_index)j);
+        if (k < 0) {
+            return MT_ERR_STATE;
+        }
+        n_keys = (size_t)k + 1 > n_keys ? (size_t)k + 1 : n_keys;
+    }
+    mt_index *first = malloc((n_keys + 1) * sizeof(mt_index));
+    mt_index *ids = malloc((old_n_nodes > 0 ? old_n_nodes : 1) * sizeof(mt_index));
+    mt_index *src = malloc(nn * sizeof(mt_index));    /* old node of j, or MT_NONE */
+    mt_index *cursor = malloc(nn * sizeof(mt_index)); /* chain position after j */
+    int status = MT_OK;
+    if (first == NULL || ids == NULL || src == NULL || cursor == NULL) {
+        status = MT_ERR_NOMEM;
+    } else {
+        status = bucket_old(old_n_nodes, old_key, old_tau, n_keys, first, ids);
+    }
+    if (status == MT_OK) {
+        const ptrdiff_t n_trees = (ptrdiff_t)M;
+        (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1) \
+    reduction(min : status)
+#endif
+        for (ptrdiff_t m = 0; m < n_trees; ++m) {
+            const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+            /* top-down (a parent's id is below its children's): walk each
+             * key's chain, matching its old nodes in order by split time */
+            for (mt_index j = lo; j < hi; ++j) {
+                mt_index k = key_of(f, j), p = f->parent[j];
+                mt_index c = (p != MT_NONE && key_of(f, p) == k) ? cursor[p] : first[k];
+                src[j] = MT_NONE;
+                if (c < first[k + 1] && old_tau[ids[c]] == f->tau[j]) {
+                    src[j] = ids[c++];
+                }
+                cursor[j] = c;
+            }
+            /* bottom-up: a new parent takes the pre-batch row of the node it
+             * was inserted above (its child with the same key, done first),
+             * a new leaf the empty row */
+            for (mt_index j = hi - 1; j >= lo; --j) {
+                const double *from = NULL;
+                if (src[j] != MT_NONE) {
+                    from = old_state + (size_t)src[j] * width;
+                } else if (f->left[j] != MT_NONE) {
+                    mt_index a = f->left[j], b = f->right[j], k = key_of(f, j);
+                    if ((key_of(f, a) == k) == (key_of(f, b) == k)) {
+                        status = MT_ERR_STATE;
+                        break;
+                    }
+                    from = state + (size_t)(key_of(f, a) == k ? a : b) * width;
+                }
+                double *to = state + (size_t)j * width;
+                for (size_t col = 0; col < width; ++col) {
+                    to[col] = from != NULL ? from[col] : 0.0;
+                }
+            }
+        }
+    }
+    free(first);
+    free(ids);
+    free(src);
+    free(cursor);
+    return status;
+}
+
+static int check_lambda(const mt_forest *f, double lambda)
+{
+    return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
+}
+
+int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_t width,
+                   double step, int n_threads, double *log_wbar, double *coef)
+{
+    if (check_lambda(f, lambda) != MT_OK || width == 0 || !(step > 0.0) || !isfinite(step)) {
+        return MT_ERR_ARG;
+    }
+    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t m = 0; m < n_trees; ++m) {
+        for (mt_index j = f->node_offset[m + 1] - 1; j >= f->node_offset[m]; --j) {
+            mt_index p = f->parent[j];
+            double lw = step * state[(size_t)j * width]; /* log w_j = -step L_j */
+            double *c = coef + 2 * (size_t)j;
+            if (p != MT_NONE && f->tau[p] > lambda) {
+                log_wbar[j] = c[0] = c[1] = NAN; /* below the pruned tree */
+            } else if (f->tau[j] > lambda) {
+                log_wbar[j] = lw; /* a leaf of the pruned tree */
+                c[0] = 1.0;
+                c[1] = 0.0;
+            } else {
+                double split = log_wbar[f->left[j]] + log_wbar[f->right[j]];
+                double lwb = log_half_sum(lw, split);
+                log_wbar[j] = lwb;
+                c[0] = exp(lw - MT_LN2 - lwb);    /* a_j = w_j / 2 wbar_j    */
+                c[1] = exp(split - MT_LN2 - lwb); /* 1 - a_j, to the child   */
+            }
+        }
+    }
+    return MT_OK;
+}
+
+int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
+                   const double *coef, size_t K, const double *comp, int n_threads,
+                   double *out)
+{
+    if (check_lambda(f, lambda) != MT_OK || K == 0) {
+        return MT_ERR_ARG;
+    }
+    const size_t d = f->n_features, M = f->n_trees;
+    const ptrdiff_t count = (ptrdiff_t)n;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double) + K * sizeof(double));
+        if (scratch == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (ptrdiff_t i = 0; i < count; ++i) {
+            if (scratch == NULL) {
+                continue;
+            }
+            double *acc = scratch + d;
+            double *o = out + (size_t)i * K;
+            for (size_t k = 0; k < K; ++k) {
+                o[k] = 0.0;
+            }
+            for (size_t m = 0; m < M; ++m) {
+                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                mt_index j = f->node_offset[m];
+                double mult = 1.0; /* prod (1 - a) above j */
+                for (size_t k = 0; k < K; ++k) {
+                    acc[k] = 0.0;
+                }
+                for (;;) {
+                    const double *c = comp + (size_t)j * K;
+                    if (f->tau[j] > lambda) {
+                        for (size_t k = 0; k < K; ++k) {
+                            acc[k] += mult * c[k];
+                        }
+                        break;
+                    }
+                    const double stop = coef[2 * (size_t)j], go = coef[2 * (size_t)j + 1];
+                    for (size_t k = 0; k < K; ++k) {
+                        acc[k] += mult * stop * c[k];
+                    }
+                    mult *= go;
+                    j = cut_child(f, j, x);
+                }
+                for (size_t k = 0; k < K; ++k) {
+                    o[k] += acc[k];
+                }
+            }
+            for (size_t k = 0; k < K; ++k) {
+                o[k] /= (double)M;
+            }
+        }
+        free(scratch);
+    }
+    return status;
+}

@@ -1,0 +1,366 @@
+"""Online aggregation over pruned subtrees (AMF; c/amf.h, mondrian/forest/aggregation.py).
+
+The main check is a brute force written here from the definition, independent
+of the C recursions: every pruned subtree T of a small tree (pruned at λ) is
+enumerated, with prior π(T) = 2^-(number of nodes of T that are internal
+nodes of the tree pruned at λ) and weight π(T) exp(-η Σ_{leaves v of T} L_v),
+L_v the loss of node v's running prediction over the points of its cell in
+arrival order, each point charged before it is counted, the node's first
+point not charged (regression: the running mean; classes: the Dirichlet
+estimate).  The aggregated
+prediction at x is the weighted average of c(leaf of T holding x).
+"""
+import pickle
+
+import numpy as np
+import pytest
+
+from mondrian import MondrianForestClassifier, MondrianForestRegressor
+from mondrian._ext import _amf
+from mondrian.forest import aggregation as amf
+
+
+def _data(n, seed=0, d=2):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.3 * rng.normal(size=n)
+    return X, y
+
+
+# ---------------------------------------------------------------- brute force
+
+def _path(forest, m, x):
+    """Node ids of x's path in tree m, following the cuts (no rotation)."""
+    j = int(forest.roots[m])
+    path = [j]
+    while forest.left[j] != -1:
+        j = int(forest.left[j] if x[forest.feature[j]] <= forest.threshold[j]
+                else forest.right[j])
+        path.append(j)
+    return path
+
+
+def _node_losses(forest, X, targets, step, kind, n_classes=None, dirichlet=None):
+    """L_v and the final node components of every node, point by point."""
+    loss = {}
+    seen = {}
+    for i in range(X.shape[0]):
+        for m in range(forest.n_trees):
+            for j in _path(forest, m, X[i]):
+                hist = seen.setdefault(j, [])
+                loss.setdefault(j, 0.0)
+                if not hist:             # a node's first point is not charged
+                    pass
+                elif kind == "regression":
+                    loss[j] += (np.mean(hist) - targets[i]) ** 2
+                else:
+                    counts = np.bincount(np.asarray(hist, dtype=int), minlength=n_classes)
+                    p = (counts[targets[i]] + dirichlet) / (len(hist) + n_classes * dirichlet)
+                    loss[j] -= np.log(p)
+                hist.append(targets[i])
+    comp = {}
+    for j, hist in seen.items():
+        if kind == "regression":
+            h = np.asarray(hist)
+            comp[j] = np.array([h.mean(), np.mean(h**2)])
+        else:
+            counts = np.bincount(np.asarray(hist, dtype=int), minlength=n_classes)
+            comp[j] = (counts + dirichlet) / (len(hist) + n_classes * dirichlet)
+    return {j: step * v for j, v in loss.items()}, comp
+
+
+def _subtrees(forest, j, lam):
+    """Every pruned subtree of the λ-tree below j: (leaves, internal count),
+    the internal count being the nodes of the subtree that are internal
+    nodes of the λ-tree (the exponent of the prior)."""
+    if forest.tau[j] > lam:          # a leaf of the tree pruned at λ
+        return [((j,), 0)]
+    out = [((j,), 1)]                # stop at j
+    for left in _subtrees(forest, int(forest.left[j]), lam):
+        for right in _subtrees(forest, int(forest.right[j]), lam):
+            out.append((left[0] + right[0], 1 + left[1] + right[1]))
+    return out
+
+
+def _brute_force(forest, X, targets, Xq, lam, step, kind, n_classes=None, dirichlet=None):
+    eta_loss, comp = _node_losses(forest, X, targets, step, kind, n_classes, dirichlet)
+    K = 2 if kind == "regression" else n_classes
+    out = np.zeros((Xq.shape[0], K))
+    for m in range(forest.n_trees):
+        trees = _subtrees(forest, int(forest.roots[m]), lam)
+        logw = np.array([-k * np.log(2.0) - sum(eta_loss[v] for v in leaves)
+                         for leaves, k in trees])
+        post = np.exp(logw - logw.max())
+        post /= post.sum()
+        for q, x in enumerate(Xq):
+            path = set(_path(forest, m, x))
+            for (leaves, _), p in zip(trees, post):
+                (leaf,) = [v for v in leaves if v in path]
+                out[q] += p * comp[leaf]
+    return out / forest.n_trees
+
+
+def _small_trees(model):
+    sizes = np.diff(model.forest_.node_offset)
+    assert 7 <= sizes.max() <= 40, sizes  # small enough to enumerate, not trivial
+    return model
+
+
+@pytest.mark.parametrize("frac", [1.0, 0.4])
+def test_regression_equals_brute_force_over_pruned_subtrees(frac):
+    X, y = _data(24)
+    Xq, _ = _data(15, seed=5)
+    Xq = Xq * 1.4 - 0.2                  # some queries outside the trees' boxes
+    model = _small_trees(MondrianForestRegressor(
+        n_trees=3, lifetime=4.0, random_state=1, aggregation=True, step=0.7).fit(X, y))
+    lam = frac * model.max_lifetime_
+    expected = _brute_force(model.forest_, X, y - model.y_mean_, Xq, lam, 0.7, "regression")
+    mean, std = model.predict(Xq, return_std=True, lifetime=lam)
+    np.testing.assert_allclose(mean, expected[:, 0] + model.y_mean_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(std**2, expected[:, 1] - expected[:, 0] ** 2, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("frac", [1.0, 0.5])
+def test_classification_equals_brute_force_over_pruned_subtrees(frac):
+    X, y = _data(24, seed=2)
+    labels = np.digitize(y, np.quantile(y, [0.33, 0.66]))
+    Xq, _ = _data(12, seed=6)
+    model = _small_trees(MondrianForestClassifier(
+        n_trees=3, lifetime=4.0, random_state=2, aggregation=True, step=1.3,
+        dirichlet=0.25).fit(X, labels))
+    lam = frac * model.max_lifetime_
+    expected = _brute_force(model.forest_, X, labels, Xq, lam, 1.3, "classes", 3, 0.25)
+    np.testing.assert_allclose(model.predict_proba(Xq, lifetime=lam), expected,
+                               rtol=0, atol=1e-10)
+
+
+def test_cut_paths_are_the_point_slices_after_insertion():
+    """The weights follow each point's cuts; batch growth and insertion put
+    every point in exactly the nodes of its cut path (its slices)."""
+    X, y = _data(80)
+    model = MondrianForestRegressor(n_trees=3, lifetime=6.0, random_state=0,
+                                    aggregation=True).fit(X[:40], y[:40])
+    model.partial_fit(X[40:], y[40:])
+    f = model.forest_
+    for m in range(f.n_trees):
+        perm = np.asarray(f.perm[m])
+        for i in range(80):
+            holders = {j for j in range(f.node_offset[m], f.node_offset[m + 1])
+                       if i in perm[f.start[j]:f.end[j]]}
+            assert holders == set(_path(f, m, X[i]))
+
+
+# ------------------------------------------------------------ online = batch
+
+@pytest.mark.parametrize("batch", [1, 7])
+@pytest.mark.parametrize("kind", ["regression", "classes"])
+def test_partial_fit_state_equals_recomputation_on_final_trees(batch, kind):
+    """Fit on 30 points, insert 45 more in batches: the carried state equals
+    the state computed from scratch on the final trees, bit for bit (same
+    operations in the same order), and its predictions the brute force."""
+    X, y = _data(75, seed=3)
+    if kind == "regression":
+        model = MondrianForestRegressor(n_trees=2, lifetime=3.0, random_state=4,
+                                        aggregation=True, step=0.5)
+        targets = y
+    else:
+        targets = np.digitize(y, np.quantile(y, [0.5]))
+        model = MondrianForestClassifier(n_trees=2, lifetime=3.0, random_state=4,
+                                         aggregation=True)
+    model.fit(X[:30], targets[:30])
+    for s in range(30, 75, batch):
+        model.partial_fit(X[s:s + batch], targets[s:s + batch])
+    forest = model.forest_
+    if kind == "regression":
+        t = y - model.y_mean_
+        fresh = amf.update(forest, X, t, amf.new_state(forest, None), 
+                           n_classes=None, dirichlet=None, n_threads=1)
+    else:
+        t = targets
+        fresh = amf.update(forest, X, t, amf.new_state(forest, 2), n_classes=2,
+                           dirichlet=0.5, n_threads=1)
+    np.testing.assert_array_equal(model.amf_state_, fresh)
+    sizes = np.diff(forest.node_offset)
+    if sizes.max() <= 40:
+        Xq, _ = _data(8, seed=9)
+        if kind == "regression":
+            expected = _brute_force(forest, X, t, Xq, model.max_lifetime_, 0.5, "regression")
+            np.testing.assert_allclose(model.predict(Xq), expected[:, 0] + model.y_mean_,
+                                       rtol=0, atol=1e-10)
+        else:
+            expected = _brute_force(forest, X, t, Xq, model.max_lifetime_, 1.0, "classes",
+                                    2, 0.5)
+            np.testing.assert_allclose(model.predict_proba(Xq), expected, rtol=0, atol=1e-10)
+
+
+def test_carry_of_a_batch_equals_single_points():
+    """One batch of 20 insertions or 20 batches of one: the trees differ (the
+    streams are consumed alike, but let the check not rely on it), so each
+    is compared with its own recomputation; both with a rotation."""
+    X, y = _data(60, seed=7, d=3)
+    for batch in (20, 1):
+        model = MondrianForestRegressor(n_trees=4, lifetime=5.0, random_state=0,
+                                        rotation="uniform", aggregation=True)
+        model.fit(X[:40], y[:40])
+        for s in range(40, 60, batch):
+            model.partial_fit(X[s:s + batch], y[s:s + batch])
+        fresh = amf.update(model.forest_, X, y - model.y_mean_,
+                           amf.new_state(model.forest_, None),
+                           n_classes=None, dirichlet=None, n_threads=2)
+        np.testing.assert_array_equal(model.amf_state_, fresh)
+        # step='auto' is re-estimated on the final trees, after every batch
+        assert model.step_ == amf.auto_step(model.forest_, fresh, model.y_var_)
+
+
+# --------------------------------------------------------- reproducibility
+
+def test_identical_for_any_thread_count_and_after_pickling():
+    X, y = _data(300, seed=1, d=3)
+    Xq, _ = _data(50, seed=2, d=3)
+    preds = []
+    for n_jobs in (1, 2):
+        model = MondrianForestRegressor(n_trees=8, random_state=3, n_jobs=n_jobs,
+                                        aggregation=True).fit(X[:200], y[:200])
+        model.partial_fit(X[200:], y[200:])
+        preds.append(model.predict(Xq, return_std=True))
+    np.testing.assert_array_equal(preds[0][0], preds[1][0])
+    np.testing.assert_array_equal(preds[0][1], preds[1][1])
+    clone = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(clone.predict(Xq), preds[1][0])
+    X2, y2 = _data(30, seed=8, d=3)
+    np.testing.assert_array_equal(clone.partial_fit(X2, y2).predict(Xq),
+                                  model.partial_fit(X2, y2).predict(Xq))
+
+    labels = (y > np.median(y)).astype(int)
+    probas = [MondrianForestClassifier(n_trees=8, random_state=3, n_jobs=n_jobs,
+                                       aggregation=True).fit(X, labels).predict_proba(Xq)
+              for n_jobs in (1, 2)]
+    np.testing.assert_array_equal(probas[0], probas[1])
+
+
+def test_aggregation_false_ignores_the_amf_parameters():
+    X, y = _data(200)
+    base = MondrianForestRegressor(n_trees=5, random_state=0).fit(X, y)
+    other = MondrianForestRegressor(n_trees=5, random_state=0, aggregation=False,
+                                    step=123.0).fit(X, y)
+    np.testing.assert_array_equal(base.predict(X), other.predict(X))
+    assert not hasattr(other, "amf_state_")
+    labels = (y > 1).astype(int)
+    base = MondrianForestClassifier(n_trees=5, random_state=0).fit(X, labels)
+    other = MondrianForestClassifier(n_trees=5, random_state=0, step=9.0,
+                                     dirichlet=3.0).fit(X, labels)
+    np.testing.assert_array_equal(base.predict_proba(X), other.predict_proba(X))
+
+
+def test_order_matters_and_auto_step():
+    """AMF is online: the weights depend on the order of the points (the
+    node statistics do not).  step='auto' is AUTO_STEP_FACTOR / ŝ², ŝ² the
+    pooled variance within the nodes whose children are both leaves."""
+    X, y = _data(150)
+    a = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=True).fit(X, y)
+    f = a.forest_
+    left, right = np.asarray(f.left), np.asarray(f.right)
+    ss, dof = 0.0, 0
+    for v in range(f.n_nodes):
+        if left[v] >= 0 and left[left[v]] < 0 and left[right[v]] < 0:
+            pts = y[np.asarray(f.perm[f.tree_of[v]][f.start[v]:f.end[v]])]
+            if pts.size >= 2:
+                ss += np.sum((pts - pts.mean()) ** 2)
+                dof += pts.size - 1
+    assert dof > 100
+    np.testing.assert_allclose(a.step_, amf.AUTO_STEP_FACTOR * dof / ss, rtol=1e-10)
+    # the noise here is N(0, 0.3²): the estimate exceeds it by the function's
+    # variation inside the deepest nodes, not by much on 150 points in 2D
+    assert 0.3**2 < amf.AUTO_STEP_FACTOR / a.step_ < 2 * 0.3**2
+    assert a.max_lifetime_ == pytest.approx(amf.AUTO_LIFETIME_FACTOR * a.lifetime_scale_)
+    order = np.random.default_rng(0).permutation(150)
+    fresh = amf.update(a.forest_, X[order], (y - a.y_mean_)[order],
+                       amf.new_state(a.forest_, None), n_classes=None,
+                       dirichlet=None, n_threads=1)
+    np.testing.assert_allclose(fresh[:, 1:], a.amf_state_[:, 1:], rtol=1e-12, atol=1e-12)
+    assert not np.allclose(fresh[:, 0], a.amf_state_[:, 0])
+
+
+def test_partial_fit_from_scratch_with_classes():
+    """The first partial_fit with ``classes`` recomputes the Dirichlet
+    weights with every class (K enters (n_k + α)/(n + Kα))."""
+    X, y = _data(60)
+    labels = np.where(y > 1, "b", "c")
+    model = MondrianForestClassifier(n_trees=3, lifetime=4.0, random_state=0,
+                                     aggregation=True)
+    model.partial_fit(X[:30], labels[:30], classes=["a", "b", "c"])
+    model.partial_fit(X[30:], labels[30:])
+    codes = np.searchsorted(model.classes_, labels)
+    fresh = amf.update(model.forest_, X, codes, amf.new_state(model.forest_, 3),
+                       n_classes=3, dirichlet=0.5, n_threads=1)
+    np.testing.assert_array_equal(model.amf_state_, fresh)
+    assert model.predict_proba(X[:5]).shape == (5, 3)
+
+
+# ------------------------------------------------------------------ errors
+
+@pytest.mark.parametrize("value", [0.0, -1.0, np.nan, np.inf, "big"])
+def test_bad_step_and_dirichlet(value):
+    X, y = _data(40)
+    with pytest.raises(ValueError, match="step"):
+        MondrianForestRegressor(n_trees=2, aggregation=True, step=value).fit(X, y)
+    with pytest.raises(ValueError, match="step"):
+        MondrianForestClassifier(n_trees=2, aggregation=True, step=value).fit(X, y > 1)
+    with pytest.raises(ValueError, match="dirichlet"):
+        MondrianForestClassifier(n_trees=2, aggregation=True, dirichlet=value).fit(X, y > 1)
+    with pytest.raises(ValueError, match="step"):
+        MondrianForestClassifier(n_trees=2, aggregation=True, step="auto").fit(X, y > 1)
+    with pytest.raises(TypeError, match="aggregation"):
+        MondrianForestRegressor(n_trees=2, aggregation="yes").fit(X, y)
+
+
+def test_seam_rejects_bad_state_and_labels():
+    X, y = _data(30)
+    model = MondrianForestRegressor(n_trees=2, lifetime=3.0, random_state=0,
+                                    aggregation=True).fit(X, y)
+    f = model.forest_
+    with pytest.raises(ValueError, match="state"):
+        _amf.update_regression(f, X, y, np.zeros((f.n_nodes, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        _amf.update_regression(f, X, np.full(30, np.nan), np.zeros((f.n_nodes, 4)))
+    with pytest.raises(ValueError, match="labels"):
+        _amf.update_classes(f, X, np.full(30, 2), 2, np.zeros((f.n_nodes, 4)), 0.5)
+    with pytest.raises(ValueError, match="lifetime"):
+        _amf.weights(f, 2 * f.lifetime, model.amf_state_, 1.0)
+    with pytest.raises(ValueError, match="step"):
+        _amf.weights(f, f.lifetime, model.amf_state_, 0.0)
+    with pytest.raises(ValueError, match="lifetime"):
+        model.predict(X, lifetime=2 * model.max_lifetime_)
+
+
+def test_node_cap_keeps_the_state_exact():
+    """Under ``max_nodes`` an insertion may join a leaf without splitting:
+    the carried state still equals the recomputation on the final trees."""
+    X, y = _data(120, seed=4)
+    model = MondrianForestRegressor(n_trees=3, lifetime=50.0, random_state=0,
+                                    aggregation=True, max_nodes=41).fit(X[:20], y[:20])
+    for s in range(20, 120, 9):
+        model.partial_fit(X[s:s + 9], y[s:s + 9])
+    assert np.diff(model.forest_.node_offset).max() <= 41
+    fresh = amf.update(model.forest_, X, y - model.y_mean_,
+                       amf.new_state(model.forest_, None),
+                       n_classes=None, dirichlet=None, n_threads=1)
+    np.testing.assert_array_equal(model.amf_state_, fresh)
+
+
+def test_log_wbar_of_the_root_is_the_normaliser_over_subtrees():
+    """log w̄_root = log Σ_T π(T) Π_{leaves v of T} w_v, at Λ and below."""
+    X, y = _data(24)
+    model = _small_trees(MondrianForestRegressor(
+        n_trees=3, lifetime=4.0, random_state=1, aggregation=True, step=0.7).fit(X, y))
+    f, lw = model.forest_, 0.7 * model.amf_state_[:, 0]
+    for lam in (model.max_lifetime_, 0.3 * model.max_lifetime_):
+        log_wbar, coef = _amf.weights(f, lam, model.amf_state_, 0.7)
+        for m in range(f.n_trees):
+            root = int(f.roots[m])
+            terms = [-k * np.log(2.0) + sum(lw[v] for v in leaves)
+                     for leaves, k in _subtrees(f, root, lam)]
+            np.testing.assert_allclose(log_wbar[root], np.logaddexp.reduce(terms),
+                                       rtol=1e-12, atol=1e-12)
+        inside = ~np.isnan(coef[:, 0])
+        np.testing.assert_allclose(coef[inside].sum(axis=1), 1.0, rtol=1e-12)
