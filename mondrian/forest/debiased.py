@@ -32,20 +32,37 @@ probability that it is not,
 η_j(x) the ℓ₁ distance of x to node j's data box and Δ_j the time node j
 lives before λ (``MondrianFeatures.transform`` returns P_b(x)/√B).  With
 probability P_b(x) the cell of x holds exactly the points of its leaf
-a_b(x); otherwise it holds none.  We average the estimator over this part of
-the tree that the data do not determine (a Rao-Blackwellisation over tree
-randomness: same expectation, less Monte-Carlo noise) and give an empty cell
-the mean of all targets ȳ, as the authors' reference code does (CKU's
-0/0 = 0 would pull predictions outside the data towards 0, and without it
-the weights below sum to 1, so constants are reproduced exactly).  For x
-inside every box of its path -- training points, and almost every point
-inside dense data -- P_b(x) = 1 and nothing changes.  So
+a_b(x); otherwise x is cut away from node j's points at some node j of its
+path, with probability
+
+.. math::
+
+    q_{bj}(x) = \Big(\prod_{i \text{ above } j} e^{-\Delta_i \eta_i(x)}\Big)
+        \big(1 - e^{-\Delta_j \eta_j(x)}\big),
+
+and its cell holds no training point (N_b(x) = 0).  We average the
+estimator over this part of the tree that the data do not determine (a
+Rao-Blackwellisation over the trees' randomness: same expectation, less
+Monte-Carlo noise).  An empty cell needs a convention: CKU's 0/0 = 0 pulls
+predictions towards 0, the authors' reference code predicts ȳ there; both
+matter in finite samples, where cells at the AIMSE lifetime hold a few
+points each (in d = 2 with n = 2000, a test point's cell at 1.5λ is empty
+with probability 8 % on average, up to 20 %, and ȳ biased the intervals'
+coverage to 91 %).  Here an empty cell borrows the points of the smallest
+earlier cell of x that held training points: the donor of j, its parent
+(the root's points, all of them, when x is cut away at the root).  The
+convention changes nothing where N_b(x) ≥ 1 and its probability vanishes
+as n/λ^d grows.  For x inside every box of its path -- training points, and
+almost every point inside dense data -- P_b(x) = 1.  So
 
 .. math::
 
     \hat\mu_\lambda(x) = \sum_i w_i^\lambda(x) Y_i, \qquad
     w_i^\lambda(x) = \frac1B \sum_b \Big[ P_b(x)
-        \frac{1\{X_i \in a_b(x)\}}{N_{a_b(x)}} + \frac{1 - P_b(x)}{n} \Big].
+        \frac{1\{X_i \in a_b(x)\}}{N_{a_b(x)}} + \sum_j q_{bj}(x)
+        \frac{1\{X_i \in p(j)\}}{N_{p(j)}} \Big],
+
+weights >= 0 summing to 1 (constants are reproduced exactly).
 
 Bias and the generalised jackknife (CKU's debiasing section).  For
 interior points and smooth μ the bias expands in even powers of 1/λ,
@@ -87,10 +104,10 @@ forest at λ,
 and the variance by :math:`\hat\sigma^2(x) \sum_i w_i(x)^2` (their
 Σ̂(x) λ^d/n).  The interval of level 1 - α is
 μ̂^{(J)}(x) ± z_{1-α/2} (σ̂²(x) Σ_i w_i(x)²)^{1/2}.  The weights of x live on
-the union of its B(J + 1) leaves plus the constant (1 - P_b)/(Bn) part, so
-Σ_i w_i² = Σ_i s_i² + 2k Σ_i s_i + n k², s the sparse part and k the
-constant: a sparse product of one-hot cell matrices, Z_test D⁻¹ Z_trainᵀ
-stacked over lifetimes, computed in row blocks of bounded size.
+the union of its B(J + 1) leaves (and the donors of its empty cells), so
+Σ_i w_i² comes from a sparse product of one-hot cell matrices,
+Z_test D⁻¹ Z_trainᵀ stacked over lifetimes, computed in row blocks of
+bounded size.
 
 The lifetime (CKU's tuning section).  The asymptotic integrated MSE of the
 forest (J = 0) is ∫ (B_1(x)²/λ⁴ + (λ^d/n) σ²(x) V_d / f(x)) f(x) dx, with
@@ -281,7 +298,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
     jackknife_weights_ : ndarray of shape (J + 1,)
         ω_r.
     y_mean_ : float
-        ȳ, the prediction of a cell without training points.
+        ȳ, the mean of the training targets.
     n_features_in_ : int
         Number of input features.
 
@@ -352,35 +369,98 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
             n_trees=n_trees, lifetime=float(ratios.max()) * self.lifetime_,
             random_state=self.random_state, n_jobs=self.n_jobs).fit(X)
         self.y_mean_ = float(np.mean(y))
-        self._yc = y - self.y_mean_
-        self._y2_mean = float(np.mean(self._yc**2))
-        self._leaves = [self._leaf_stats(lam) for lam in self._lifetimes()]
+        self._node_stats(y - self.y_mean_)
         return self
 
     def _lifetimes(self) -> np.ndarray:
         # min() guards a_r λ against exceeding the grown lifetime by rounding.
         return np.minimum(self.lifetime_ratios_ * self.lifetime_, self.features_.lifetime_)
 
-    def _leaf_stats(self, lam: float):
-        """Leaf counts N, means of (y - ȳ) and of (y - ȳ)² at lifetime λ, and
-        each training point's leaf in every tree (n, B)."""
-        Phi = self.features_.training_features(lam)
-        n, B = Phi.shape[0], self.features_.forest_.n_trees
-        cols = np.asarray(Phi.indices, dtype=np.int64).reshape(n, B)
-        n_cols = Phi.shape[1]
-        count = np.bincount(cols.ravel(), minlength=n_cols).astype(np.float64)
-        yc = np.repeat(self._yc, B)
-        mean = np.bincount(cols.ravel(), weights=yc, minlength=n_cols) / count
-        sq = np.bincount(cols.ravel(), weights=yc**2, minlength=n_cols) / count
-        return count, mean, sq, cols
+    def _node_stats(self, yc: np.ndarray) -> None:
+        """Count, mean of y - ȳ and mean of (y - ȳ)² of every node of the
+        forest (global ids), from the trees' point slices; and every node's
+        donor (the node whose points an empty cell separated below it
+        borrows: its parent, the root for itself)."""
+        forest = self.features_.forest_
+        start = np.array(forest.start, dtype=np.int64)
+        end = np.array(forest.end, dtype=np.int64)
+        offset = np.array(forest.node_offset, dtype=np.int64)
+        count = (end - start).astype(np.float64)
+        first = np.empty(count.size)
+        second = np.empty(count.size)
+        perm = forest.perm
+        for t in range(forest.n_trees):
+            nodes = slice(offset[t], offset[t + 1])
+            yt = yc[np.asarray(perm[t])]
+            for out, values in ((first, yt), (second, yt**2)):
+                cs = np.concatenate([[0.0], np.cumsum(values)])
+                out[nodes] = cs[end[nodes]] - cs[start[nodes]]
+        del perm
+        self._count = count
+        self._mean = first / count
+        self._sq = second / count
+        parent = np.array(forest.parent, dtype=np.int64)
+        self._donor = np.where(parent >= 0, parent, np.arange(parent.size))
+        self._y2_mean = float(np.mean(yc**2))
 
-    def _lookup(self, X: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """Leaf column (m, B) and P_b(x) (m, B) of every point in every tree."""
+    def _paths(self, X: np.ndarray, lam: float):
+        """Where the points of X sit in every tree pruned at λ.
+
+        Returns the active node (m, B) of every point in every tree with
+        the probability P_b(x) (m, B) that x's cell holds its points, and
+        the empty-cell events as triples (row, donor node, probability):
+        x separates from node j's data box on its path with probability
+        q_j = Π_{i above j} e^{-Δ_i η_i(x)} (1 - e^{-Δ_j η_j(x)}), and its
+        cell then borrows the points of j's donor.  Only the (point, tree)
+        pairs with P_b(x) < 1 are walked (η grows along a path: a point
+        inside its active node's box is inside every box above it).
+        """
+        forest = self.features_.forest_
+        B = forest.n_trees
         Phi = self.features_.transform(X, lam)
-        m, B = X.shape[0], self.features_.forest_.n_trees
-        cols = np.asarray(Phi.indices, dtype=np.int64).reshape(m, B)
+        m = X.shape[0]
+        node_of_col = np.asarray(forest.active_nodes(lam), dtype=np.int64)
+        leaf = node_of_col[np.asarray(Phi.indices, dtype=np.int64)].reshape(m, B)
         prob = np.asarray(Phi.data).reshape(m, B) * math.sqrt(B)
-        return cols, prob
+        pairs = np.flatnonzero(prob.ravel() < 1.0)
+        rows, trees = pairs // B, pairs % B
+        tau, lower, upper = forest.tau, forest.lower, forest.upper
+        left, right = forest.left, forest.right
+        feature, threshold = forest.feature, forest.threshold
+        node = np.asarray(forest.roots, dtype=np.int64)[trees]
+        t_prev = np.zeros(pairs.size)
+        surv = np.ones(pairs.size)
+        sep_rows, sep_nodes, sep_prob = [], [], []
+        active = np.arange(pairs.size)
+        while active.size:
+            j = node[active]
+            xa = X[rows[active]]
+            tj = tau[j]
+            gap = np.sum(np.maximum(lower[j] - xa, 0.0) + np.maximum(xa - upper[j], 0.0), axis=1)
+            rate = gap * (np.minimum(tj, lam) - t_prev[active])
+            q = -surv[active] * np.expm1(-rate)
+            hit = q > 0
+            sep_rows.append(rows[active][hit])
+            sep_nodes.append(self._donor[j[hit]])
+            sep_prob.append(q[hit])
+            surv[active] *= np.exp(-rate)
+            go = tj <= lam
+            active, j = active[go], j[go]
+            goes_left = X[rows[active], feature[j]] <= threshold[j]
+            node[active] = np.where(goes_left, left[j], right[j])
+            t_prev[active] = tj[go]
+        # The walk's survival (equal to the lookup's P but for rounding)
+        # keeps P + Σ q = 1 to rounding.
+        prob.ravel()[pairs] = surv
+        return (leaf, prob, np.concatenate(sep_rows), np.concatenate(sep_nodes),
+                np.concatenate(sep_prob))
+
+    def _average(self, path, values: np.ndarray, m: int) -> np.ndarray:
+        """(1/B) Σ_b [P_b(x) v_{a_b(x)} + Σ_j q_bj(x) v_{donor(j)}] for node values v."""
+        leaf, prob, sep_rows, sep_nodes, sep_prob = path
+        total = np.sum(prob * values[leaf], axis=1)
+        total += np.bincount(sep_rows, weights=sep_prob * values[sep_nodes], minlength=m)
+        return total / prob.shape[1]
 
     def predict(self, X, return_std: bool = False, return_ci: bool = False,
                 level: float = 0.95):
@@ -389,8 +469,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Points (anywhere; see the module docstring for points outside
-            the data).
+            Points (anywhere; see :mod:`mondrian.forest.debiased` for cells
+            without training points).
         return_std : bool, default=False
             Also return the estimated standard deviation
             (σ̂²(x) Σ_i w_i(x)²)^{1/2} of the prediction given the trees
@@ -414,17 +494,16 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         return_ci = check_bool(return_ci, "return_ci")
         level = check_fraction(level, "level")
         X = check_array_input(self, X, reset=False)
-        B = self.features_.forest_.n_trees
-        omega = self.jackknife_weights_
-        lookups = [self._lookup(X, lam) for lam in self._lifetimes()]
-        mean_c = np.zeros(X.shape[0])
-        for w, (cols, prob), (_, leaf_mean, _, _) in zip(omega, lookups, self._leaves):
-            # An empty cell (probability 1 - P) predicts ȳ, which is 0 centred.
-            mean_c += w * np.sum(prob * leaf_mean[cols], axis=1) / B
-        mean = mean_c + self.y_mean_
+        m = X.shape[0]
+        paths = [self._paths(X, lam) for lam in self._lifetimes()]
+        mean = self.y_mean_ + sum(w * self._average(path, self._mean, m)
+                                  for w, path in zip(self.jackknife_weights_, paths))
         if not (return_std or return_ci):
             return mean
-        std = np.sqrt(self._sigma2(lookups[0]) * self._sum_squared_weights(lookups))
+        first = self._average(paths[0], self._mean, m)
+        # A weighted variance (weights >= 0 summing to 1): >= 0 but for rounding.
+        sigma2 = np.maximum(self._average(paths[0], self._sq, m) - first**2, 0.0)
+        std = np.sqrt(sigma2 * self._sum_squared_weights(paths, m))
         out = (mean,)
         if return_std:
             out += (std,)
@@ -433,59 +512,52 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
             out += (np.column_stack([mean - half, mean + half]),)
         return out
 
-    def _sigma2(self, lookup) -> np.ndarray:
-        """σ̂²(x) = Σ_i w_i^λ(x)(Y_i - μ̂_λ(x))², from the leaves' first and
-        second moments at λ (an empty cell's are those of all targets)."""
-        cols, prob = lookup
-        _, leaf_mean, leaf_sq, _ = self._leaves[0]
-        B = prob.shape[1]
-        empty = B - prob.sum(axis=1)
-        first = np.sum(prob * leaf_mean[cols], axis=1) / B
-        second = (np.sum(prob * leaf_sq[cols], axis=1) + empty * self._y2_mean) / B
-        # A weighted variance (weights >= 0 summing to 1): >= 0 but for rounding.
-        return np.maximum(second - first**2, 0.0)
+    def _sum_squared_weights(self, paths, m: int) -> np.ndarray:
+        """Σ_i w_i(x)², w = Σ_r ω_r w^{a_r λ}.
 
-    def _sum_squared_weights(self, lookups) -> np.ndarray:
-        """Σ_i w_i(x)², w = Σ_r ω_r w^{a_r λ}: the sparse part s through the
-        stacked one-hot product Z D⁻¹ Z_trainᵀ in row blocks, plus the
-        constant part k = Σ_r ω_r Σ_b (1 - P_b)/(Bn)."""
-        n = self._yc.size
-        B = lookups[0][1].shape[1]
-        m = lookups[0][0].shape[0]
-        omega = self.jackknife_weights_
-        # Column offsets of the lifetimes in the stacked cell matrices.
-        sizes = [leaves[0].size for leaves in self._leaves]
-        offsets = np.concatenate([[0], np.cumsum(sizes)])
-        cols_test = np.hstack([cols + off for (cols, _), off in zip(lookups, offsets)])
-        vals_test = np.hstack([w * prob / (B * leaves[0][cols])
-                               for w, (cols, prob), leaves in zip(omega, lookups, self._leaves)])
-        k = sum(w * (B - prob.sum(axis=1)) for w, (_, prob) in zip(omega, lookups)) / (B * n)
-        sum_s = sum(w * prob.sum(axis=1) for w, (_, prob) in zip(omega, lookups)) / B
-        # Cells x training points (one-hot, transposed), all lifetimes stacked.
-        train_cols = np.hstack([leaves[3] + off for leaves, off in zip(self._leaves, offsets)])
-        n_cells = int(offsets[-1])
-        width = train_cols.shape[1]
-        cells = sp.csr_array((np.ones(train_cols.size), train_cols.ravel(),
-                              np.arange(0, train_cols.size + 1, width)),
-                             shape=(n, n_cells)).T.tocsr()
-        count = np.concatenate([leaves[0] for leaves in self._leaves])
-        # Stored entries of a row's product: at most the points of its leaves.
-        row_nnz = count[cols_test].sum(axis=1)
-        csum = np.cumsum(row_nnz)
+        Every (point, node, coefficient) triple -- a leaf with ω_r P/(B N),
+        a donor with ω_r q/(B N) -- is a stored entry of the sparse matrix
+        Z (points x nodes); w = Z C, C the nodes' one-hot point indicators
+        (rows read from the trees' point slices).  Computed in row blocks
+        of at most about BLOCK_NNZ stored entries of the product.
+        """
+        forest = self.features_.forest_
+        B = forest.n_trees
+        rows, nodes, coef = [], [], []
+        for w, (leaf, prob, sep_rows, sep_nodes, sep_prob) in zip(self.jackknife_weights_, paths):
+            rows += [np.repeat(np.arange(m), B), sep_rows]
+            nodes += [leaf.ravel(), sep_nodes]
+            coef += [w * prob.ravel() / (B * self._count[leaf.ravel()]),
+                     w * sep_prob / (B * self._count[sep_nodes])]
+        rows, nodes, coef = np.concatenate(rows), np.concatenate(nodes), np.concatenate(coef)
+        order = np.argsort(rows, kind="stable")
+        rows, nodes, coef = rows[order], nodes[order], coef[order]
+        row_start = np.searchsorted(rows, np.arange(m + 1))
+        csum = np.cumsum(np.bincount(rows, weights=self._count[nodes], minlength=m))
+        start_of = np.asarray(forest.start, dtype=np.int64)
+        tree_of = np.asarray(forest.tree_of, dtype=np.int64)
+        perm = forest.perm
         s2 = np.empty(m)
-        start = 0
-        while start < m:
-            limit = (csum[start - 1] if start else 0.0) + BLOCK_NNZ
-            stop = max(start + 1, int(np.searchsorted(csum, limit, side="right")))
-            rows = stop - start
-            Z = sp.csr_array((vals_test[start:stop].ravel(), cols_test[start:stop].ravel(),
-                              np.arange(0, rows * cols_test.shape[1] + 1, cols_test.shape[1])),
-                             shape=(rows, n_cells))
-            S = (Z @ cells).tocsr()
-            row_of = np.repeat(np.arange(rows), np.diff(S.indptr))
-            s2[start:stop] = np.bincount(row_of, weights=S.data**2, minlength=rows)
-            start = stop
-        return s2 + 2.0 * k * sum_s + n * k**2
+        first = 0
+        while first < m:
+            limit = (csum[first - 1] if first else 0.0) + BLOCK_NNZ
+            last = max(first + 1, int(np.searchsorted(csum, limit, side="right")))
+            lo, hi = row_start[first], row_start[last]
+            used, col = np.unique(nodes[lo:hi], return_inverse=True)
+            Z = sp.csr_array(sp.coo_array((coef[lo:hi], (rows[lo:hi] - first, col)),
+                                          shape=(last - first, used.size)))
+            size = self._count[used].astype(np.int64)
+            indptr = np.concatenate([[0], np.cumsum(size)])
+            pos = np.arange(indptr[-1]) - np.repeat(indptr[:-1] - start_of[used], size)
+            points = np.asarray(perm[np.repeat(tree_of[used], size), pos])
+            C = sp.csr_array((np.ones(points.size), points, indptr),
+                             shape=(used.size, forest.n_points))
+            S = (Z @ C).tocsr()
+            row_of = np.repeat(np.arange(last - first), np.diff(S.indptr))
+            s2[first:last] = np.bincount(row_of, weights=S.data**2, minlength=last - first)
+            first = last
+        del perm
+        return s2
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
