@@ -430,7 +430,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         node = np.asarray(forest.roots, dtype=np.int64)[trees]
         t_prev = np.zeros(pairs.size)
         surv = np.ones(pairs.size)
-        sep_rows, sep_nodes, sep_prob = [], [], []
+        sep_rows, sep_nodes = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+        sep_prob = [np.empty(0)]
         active = np.arange(pairs.size)
         while active.size:
             j = node[active]
