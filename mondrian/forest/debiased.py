@@ -104,10 +104,12 @@ forest at λ,
 and the variance by :math:`\hat\sigma^2(x) \sum_i w_i(x)^2` (their
 Σ̂(x) λ^d/n).  The interval of level 1 - α is
 μ̂^{(J)}(x) ± z_{1-α/2} (σ̂²(x) Σ_i w_i(x)²)^{1/2}.  The weights of x live on
-the union of its B(J + 1) leaves (and the donors of its empty cells), so
-Σ_i w_i² comes from a sparse product of one-hot cell matrices,
-Z_test D⁻¹ Z_trainᵀ stacked over lifetimes, computed in row blocks of
-bounded size.
+the union of its B(J + 1) leaves (and the donors of its empty cells): the
+row of x in the sparse product Z_test D⁻¹ Z_trainᵀ of one-hot cell
+matrices stacked over lifetimes.  ``c/debias.h`` accumulates one row at a
+time in a dense array of n doubles (per thread) and sums its squares, so
+the cost is the total size of x's cells and the memory O(n), whatever the
+number of test points.
 
 The lifetime (CKU's tuning section).  The asymptotic integrated MSE of the
 forest (J = 0) is ∫ (B_1(x)²/λ⁴ + (λ^d/n) σ²(x) V_d / f(x)) f(x) dx, with
@@ -136,13 +138,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import ndtri
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._ext import _debias
 from .._validation import (check_array_input, check_bool, check_fraction, check_int,
-                          check_lifetime, check_lifetime_ratios, check_target_scale)
+                          check_lifetime, check_lifetime_ratios, check_target_scale,
+                          resolve_n_jobs)
 from ..features import MondrianFeatures
 
 __all__ = ["DebiasedMondrianForestRegressor", "jackknife_weights", "forest_variance_constant",
@@ -150,9 +153,6 @@ __all__ = ["DebiasedMondrianForestRegressor", "jackknife_weights", "forest_varia
 
 #: a_r = LIFETIME_RATIO_BASE**r by default.
 LIFETIME_RATIO_BASE = 1.5
-#: Stored entries of one row block of the sparse weight matrix (bounds the
-#: memory of ``predict(..., return_std/return_ci)`` to about 12 bytes each).
-BLOCK_NNZ = 1 << 22
 
 
 def jackknife_weights(ratios) -> np.ndarray:
@@ -516,14 +516,14 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
     def _sum_squared_weights(self, paths, m: int) -> np.ndarray:
         """Σ_i w_i(x)², w = Σ_r ω_r w^{a_r λ}.
 
-        Every (point, node, coefficient) triple -- a leaf with ω_r P/(B N),
-        a donor with ω_r q/(B N) -- is a stored entry of the sparse matrix
-        Z (points x nodes); w = Z C, C the nodes' one-hot point indicators
-        (rows read from the trees' point slices).  Computed in row blocks
-        of at most about BLOCK_NNZ stored entries of the product.
+        Each point's weights are a list of (node, coefficient) entries -- a
+        leaf with ω_r P/(B N), a donor with ω_r q/(B N) -- spread over the
+        node's training points: the sparse row of Z D⁻¹ Z_trainᵀ.  The C
+        kernel (``c/debias.h``) accumulates each row in a dense array and
+        sums its squares: O(Σ of the row's node sizes) per point, memory
+        O(n) per thread.
         """
-        forest = self.features_.forest_
-        B = forest.n_trees
+        B = self.features_.forest_.n_trees
         rows, nodes, coef = [], [], []
         for w, (leaf, prob, sep_rows, sep_nodes, sep_prob) in zip(self.jackknife_weights_, paths):
             rows += [np.repeat(np.arange(m), B), sep_rows]
@@ -532,33 +532,11 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
                      w * sep_prob / (B * self._count[sep_nodes])]
         rows, nodes, coef = np.concatenate(rows), np.concatenate(nodes), np.concatenate(coef)
         order = np.argsort(rows, kind="stable")
-        rows, nodes, coef = rows[order], nodes[order], coef[order]
-        row_start = np.searchsorted(rows, np.arange(m + 1))
-        csum = np.cumsum(np.bincount(rows, weights=self._count[nodes], minlength=m))
-        start_of = np.asarray(forest.start, dtype=np.int64)
-        tree_of = np.asarray(forest.tree_of, dtype=np.int64)
-        perm = forest.perm
-        s2 = np.empty(m)
-        first = 0
-        while first < m:
-            limit = (csum[first - 1] if first else 0.0) + BLOCK_NNZ
-            last = max(first + 1, int(np.searchsorted(csum, limit, side="right")))
-            lo, hi = row_start[first], row_start[last]
-            used, col = np.unique(nodes[lo:hi], return_inverse=True)
-            Z = sp.csr_array(sp.coo_array((coef[lo:hi], (rows[lo:hi] - first, col)),
-                                          shape=(last - first, used.size)))
-            size = self._count[used].astype(np.int64)
-            indptr = np.concatenate([[0], np.cumsum(size)])
-            pos = np.arange(indptr[-1]) - np.repeat(indptr[:-1] - start_of[used], size)
-            points = np.asarray(perm[np.repeat(tree_of[used], size), pos])
-            C = sp.csr_array((np.ones(points.size), points, indptr),
-                             shape=(used.size, forest.n_points))
-            S = (Z @ C).tocsr()
-            row_of = np.repeat(np.arange(last - first), np.diff(S.indptr))
-            s2[first:last] = np.bincount(row_of, weights=S.data**2, minlength=last - first)
-            first = last
-        del perm
-        return s2
+        indptr = np.searchsorted(rows[order], np.arange(m + 1)).astype(np.int64)
+        return _debias.sum_squared_weights(self.features_.forest_, indptr,
+                                           np.ascontiguousarray(nodes[order]),
+                                           np.ascontiguousarray(coef[order]),
+                                           resolve_n_jobs(self.n_jobs))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

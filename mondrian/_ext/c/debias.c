@@ -1,0 +1,99 @@
+/* debias.c -- sum of squared weights of the debiased forest (see debias.h). */
+#include "debias.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* One thread's dense accumulator. */
+typedef struct {
+    double *acc;
+    mt_index *touched;
+    unsigned char *seen;
+} mt_debias_scratch;
+
+static double row_sum_squares(const mt_forest *f, const mt_index *nodes, const double *coef,
+                              int64_t lo, int64_t hi, mt_debias_scratch *s)
+{
+    size_t n_touched = 0;
+    for (int64_t e = lo; e < hi; ++e) {
+        mt_index j = nodes[e];
+        const mt_index *perm = mt_forest_perm(f, (size_t)f->tree_of[j]);
+        double c = coef[e];
+        for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
+            mt_index i = perm[k];
+            if (!s->seen[i]) {
+                s->seen[i] = 1;
+                s->touched[n_touched++] = i;
+            }
+            s->acc[i] += c;
+        }
+    }
+    double total = 0.0;
+    for (size_t t = 0; t < n_touched; ++t) {
+        mt_index i = s->touched[t];
+        total += s->acc[i] * s->acc[i];
+        s->acc[i] = 0.0;
+        s->seen[i] = 0;
+    }
+    return total;
+}
+
+int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_index *nodes,
+                          const double *coef, size_t n_rows, double *out, int n_threads)
+{
+    const size_t n = f->n_points;
+    int n_workers = n_threads > 0 ? n_threads : 1;
+    if (n_rows == 0) {
+        return MT_OK;
+    }
+    if (indptr == NULL || out == NULL || f->perm == NULL || indptr[0] != 0) {
+        return MT_ERR_ARG;
+    }
+    for (size_t x = 0; x < n_rows; ++x) {
+        if (indptr[x + 1] < indptr[x]) {
+            return MT_ERR_ARG;
+        }
+    }
+    for (int64_t e = 0; e < indptr[n_rows]; ++e) {
+        if (nodes[e] < 0 || (size_t)nodes[e] >= f->n_nodes) {
+            return MT_ERR_ARG;
+        }
+    }
+#ifndef _OPENMP
+    n_workers = 1;
+#endif
+    mt_debias_scratch *scratch = calloc((size_t)n_workers, sizeof(*scratch));
+    if (scratch == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    int status = MT_OK;
+    for (int w = 0; w < n_workers && status == MT_OK; ++w) {
+        scratch[w].acc = calloc(n > 0 ? n : 1, sizeof(double));
+        scratch[w].touched = malloc((n > 0 ? n : 1) * sizeof(mt_index));
+        scratch[w].seen = calloc(n > 0 ? n : 1, 1);
+        if (scratch[w].acc == NULL || scratch[w].touched == NULL || scratch[w].seen == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+    }
+    if (status == MT_OK) {
+        ptrdiff_t count = (ptrdiff_t)n_rows;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16) num_threads(n_workers)
+#endif
+        for (ptrdiff_t x = 0; x < count; ++x) {
+            int w = 0;
+#ifdef _OPENMP
+            w = omp_get_thread_num();
+#endif
+            out[x] = row_sum_squares(f, nodes, coef, indptr[x], indptr[x + 1], &scratch[w]);
+        }
+    }
+    for (int w = 0; w < n_workers; ++w) {
+        free(scratch[w].acc);
+        free(scratch[w].touched);
+        free(scratch[w].seen);
+    }
+    free(scratch);
+    return status;
+}
