@@ -22,7 +22,7 @@ Balog et al. 2016 Sec. 2.3): every node holds training points and its data
 box.  For a training point the cell is its leaf, exactly as in CKU.  A test
 point x that lies outside some data box on its path may, under the
 Mondrian of the whole domain, be cut off from that node's points: the
-conditional Mondrian (``c/mforest.h``, Balog et al. Sec. 2.4) gives the
+conditional Mondrian (``c/lookup.h``, Balog et al. Sec. 2.4) gives the
 probability that it is not,
 
 .. math::
@@ -85,9 +85,9 @@ a_r = 1.5^r (the authors' reference implementation; ω = (-0.8, 1.8)).
 Shared trees.  CKU draw an independent forest per lifetime.  We grow B
 trees once to the largest lifetime a_max λ and read every a_r λ by pruning
 (:meth:`MondrianFeatures.transform` at a smaller lifetime): each pruned
-forest is a Mondrian forest of lifetime a_r λ, so the bias expansion -- an
-expectation over trees, linear in r -- and hence the jackknife are
-unchanged.  The variance is not the same number as with independent
+forest is a Mondrian forest of lifetime a_r λ, so the bias expansion of
+each μ̂_{a_r λ} -- an expectation over its own trees -- and hence the
+jackknife's cancellation are unchanged.  The variance is not the same number as with independent
 forests (the lifetimes' estimates are more correlated), but the variance
 estimator below does not use CKU's limit constants: it is the conditional
 variance given the trees and X, exact for either construction.
@@ -114,8 +114,9 @@ number of test points.
 The lifetime (CKU's tuning section).  The asymptotic integrated MSE of the
 forest (J = 0) is ∫ (B_1(x)²/λ⁴ + (λ^d/n) σ²(x) V_d / f(x)) f(x) dx, with
 V_d = ((4 - 4 log 2)/3)^d the variance constant of CKU's central limit
-theorem (the integral ∫ (E[1{u ∈ T(0)}/|T(0)|])² du of a Mondrian cell of
-lifetime 1, per dimension).  Its minimiser is
+theorem (in d = 1 the integral ∫ (E[1{u ∈ T(0)} / vol T(0)])² du over the
+cell T(0) of 0 under a Mondrian of lifetime 1; a product over
+dimensions).  Its minimiser is
 
 .. math::
 
@@ -125,7 +126,7 @@ estimated by CKU's rule of thumb: a global polynomial regression of degree
 2J + 4 = 4 in each coordinate separately (no interactions) gives ∂_j²μ at
 every training point, B_1 = ½ Σ_j ∂_j²μ (uniform density, mixed terms
 dropped), its mean square over the training points, and σ² from the
-regression's residuals; |𝒳| is the volume of the data's bounding box.
+regression's residuals; vol(𝒳) is the volume of the data's bounding box.
 ``lifetime='auto'`` debiases (J = 1) at this λ, optimal for the plain
 forest: the debiased bias is O(λ^{-4}), smaller than the standard
 deviation ~ (λ^d/n)^{1/2} by n^{-2/(d+4)} -- the undersmoothing that valid
@@ -188,11 +189,11 @@ def forest_variance_constant(n_features: int) -> float:
 def aimse_lifetime(X, y) -> float:
     """Rule-of-thumb AIMSE-optimal lifetime of the Mondrian forest (J = 0).
 
-    λ = (4 n mean(B_1²) / (d σ² V_d |𝒳|))^{1/(4+d)} with B_1 = ½ Σ_j ∂_j²μ
+    λ = (4 n mean(B_1²) / (d σ² V_d vol(𝒳)))^{1/(4+d)} with B_1 = ½ Σ_j ∂_j²μ
     and σ² from a global polynomial regression of degree 4 in every
     coordinate separately (see the module docstring); coordinates with a
     single value are left out (no Mondrian cut ever falls in them), d and
-    |𝒳| (the bounding box's volume) are over the others.
+    vol(𝒳) (the bounding box's volume) are over the others.
 
     Parameters
     ----------
@@ -401,7 +402,6 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         self._sq = second / count
         parent = np.array(forest.parent, dtype=np.int64)
         self._donor = np.where(parent >= 0, parent, np.arange(parent.size))
-        self._y2_mean = float(np.mean(yc**2))
 
     def _paths(self, X: np.ndarray, lam: float):
         """Where the points of X sit in every tree pruned at λ.
@@ -413,48 +413,16 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         q_j = Π_{i above j} e^{-Δ_i η_i(x)} (1 - e^{-Δ_j η_j(x)}), and its
         cell then borrows the points of j's donor.  Only the (point, tree)
         pairs with P_b(x) < 1 are walked (η grows along a path: a point
-        inside its active node's box is inside every box above it).
+        inside its active node's box is inside every box above it); the
+        walk is ``c/debias.h``'s, its survival P + Σ q = 1 to rounding.
         """
         forest = self.features_.forest_
         B = forest.n_trees
-        Phi = self.features_.transform(X, lam)
-        m = X.shape[0]
-        node_of_col = np.asarray(forest.active_nodes(lam), dtype=np.int64)
-        leaf = node_of_col[np.asarray(Phi.indices, dtype=np.int64)].reshape(m, B)
-        prob = np.asarray(Phi.data).reshape(m, B) * math.sqrt(B)
-        pairs = np.flatnonzero(prob.ravel() < 1.0)
-        rows, trees = pairs // B, pairs % B
-        tau, lower, upper = forest.tau, forest.lower, forest.upper
-        left, right = forest.left, forest.right
-        feature, threshold = forest.feature, forest.threshold
-        node = np.asarray(forest.roots, dtype=np.int64)[trees]
-        t_prev = np.zeros(pairs.size)
-        surv = np.ones(pairs.size)
-        sep_rows, sep_nodes = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-        sep_prob = [np.empty(0)]
-        active = np.arange(pairs.size)
-        while active.size:
-            j = node[active]
-            xa = X[rows[active]]
-            tj = tau[j]
-            gap = np.sum(np.maximum(lower[j] - xa, 0.0) + np.maximum(xa - upper[j], 0.0), axis=1)
-            rate = gap * (np.minimum(tj, lam) - t_prev[active])
-            q = -surv[active] * np.expm1(-rate)
-            hit = q > 0
-            sep_rows.append(rows[active][hit])
-            sep_nodes.append(self._donor[j[hit]])
-            sep_prob.append(q[hit])
-            surv[active] *= np.exp(-rate)
-            go = tj <= lam
-            active, j = active[go], j[go]
-            goes_left = X[rows[active], feature[j]] <= threshold[j]
-            node[active] = np.where(goes_left, left[j], right[j])
-            t_prev[active] = tj[go]
-        # The walk's survival (equal to the lookup's P but for rounding)
-        # keeps P + Σ q = 1 to rounding.
-        prob.ravel()[pairs] = surv
-        return (leaf, prob, np.concatenate(sep_rows), np.concatenate(sep_nodes),
-                np.concatenate(sep_prob))
+        leaf, prob, offset, event_node, event_prob = _debias.paths(
+            forest, X, float(lam), resolve_n_jobs(self.n_jobs))
+        # Pair p = row·B + tree holds the events offset[p]:offset[p + 1].
+        sep_rows = np.repeat(np.arange(X.shape[0] * B) // B, np.diff(offset))
+        return leaf, prob, sep_rows, self._donor[event_node], event_prob
 
     def _average(self, path, values: np.ndarray, m: int) -> np.ndarray:
         """(1/B) Σ_b [P_b(x) v_{a_b(x)} + Σ_j q_bj(x) v_{donor(j)}] for node values v."""

@@ -1,6 +1,10 @@
 /* debias.c -- sum of squared weights of the debiased forest (see debias.h). */
 #include "debias.h"
 
+#include <math.h>
+
+#include "lookup.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -96,4 +100,85 @@ int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_in
     }
     free(scratch);
     return status;
+}
+
+/* Walk x down tree m to its active node at lambda; returns the survival
+ * probability, writes the leaf, and counts (or, with nodes != NULL, also
+ * writes) the events q_j > 0. */
+static double walk(const mt_forest *f, size_t m, const double *x, double lambda,
+                   mt_index *leaf, int64_t *count, mt_index *nodes, double *probs)
+{
+    const size_t d = f->n_features;
+    mt_index j = f->node_offset[m];
+    double t_prev = 0.0, surv = 1.0;
+    int64_t k = 0;
+    for (;;) {
+        double tj = f->tau[j];
+        double t_end = tj < lambda ? tj : lambda;
+        double rate = mt_box_gap(x, f->lower + (size_t)j * d, f->upper + (size_t)j * d, d)
+                      * (t_end - t_prev);
+        double q = -surv * expm1(-rate);
+        if (q > 0.0) {
+            if (nodes != NULL) {
+                nodes[k] = j;
+                probs[k] = q;
+            }
+            ++k;
+        }
+        surv *= exp(-rate);
+        if (!(tj <= lambda)) {
+            break;
+        }
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+        t_prev = tj;
+    }
+    *leaf = j;
+    *count = k;
+    return surv;
+}
+
+int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lambda,
+                    mt_index *leaf, double *stay, int64_t *n_events, const int64_t *offset,
+                    mt_index *event_node, double *event_prob, int n_threads)
+{
+    const size_t M = f->n_trees, d = f->n_features;
+    if (f->rotation != NULL || !(lambda >= 0.0) || lambda > f->lifetime) {
+        return MT_ERR_ARG;
+    }
+    if (n_rows == 0 || M == 0) {
+        return MT_OK;
+    }
+    if (X == NULL || leaf == NULL || stay == NULL || n_events == NULL
+        || (offset != NULL && (event_node == NULL || event_prob == NULL)
+            && offset[n_rows * M] > 0)) {
+        return MT_ERR_ARG;
+    }
+    ptrdiff_t count = (ptrdiff_t)n_rows;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t r = 0; r < count; ++r) {
+        const double *x = X + (size_t)r * d;
+        for (size_t m = 0; m < M; ++m) {
+            size_t p = (size_t)r * M + m;
+            if (offset == NULL) {
+                double exponent;
+                mt_index j = mt_forest_lookup(f, m, x, lambda, &exponent);
+                if (!(exponent > 0.0)) {
+                    leaf[p] = j;
+                    stay[p] = 1.0;
+                    n_events[p] = 0;
+                    continue;
+                }
+                stay[p] = walk(f, m, x, lambda, &leaf[p], &n_events[p], NULL, NULL);
+            } else if (n_events[p] > 0) {
+                mt_index j;
+                int64_t k;
+                (void)walk(f, m, x, lambda, &j, &k, event_node + offset[p],
+                           event_prob + offset[p]);
+            }
+        }
+    }
+    return MT_OK;
 }

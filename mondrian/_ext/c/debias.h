@@ -30,4 +30,30 @@
 int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_index *nodes,
                           const double *coef, size_t n_rows, double *out, int n_threads);
 
+/*
+ * Where the points X (n_rows x D, row-major, the trees' coordinates: the
+ * forest must have no rotation) sit in every tree pruned at lambda, with
+ * the conditional Mondrian's empty-cell events.  Pair p = x * M + m:
+ *
+ *   leaf[p]     the active node of x in tree m (mt_forest_lookup);
+ *   stay[p]     the probability that x's cell holds its points:
+ *               prod_j exp(-Delta_j eta_j(x)) down the path;
+ *   n_events[p] the nodes j of the path with q_j > 0, where
+ *               q_j = (prod_{i above j} exp(-Delta_i eta_i(x)))
+ *                     (1 - exp(-Delta_j eta_j(x)))
+ *               is the probability that x is cut away from j's points.
+ *
+ * Called with offset == NULL it fills leaf, stay and n_events; called
+ * again with offset (n_rows * M + 1 prefix sums of n_events) it writes
+ * pair p's events, in path order, to event_node / event_prob at
+ * offset[p] ..  A pair whose point is inside its active node's data box
+ * (every point of the training data) has stay 1 and no event and is not
+ * walked twice.  Parallel over rows; the results do not depend on the
+ * number of threads.  MT_ERR_ARG for a rotated forest or lambda outside
+ * [0, the forest's lifetime].
+ */
+int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lambda,
+                    mt_index *leaf, double *stay, int64_t *n_events, const int64_t *offset,
+                    mt_index *event_node, double *event_prob, int n_threads);
+
 #endif /* MT_DEBIAS_H */
