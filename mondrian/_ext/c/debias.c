@@ -117,15 +117,17 @@ static double walk(const mt_forest *f, size_t m, const double *x, double lambda,
         double t_end = tj < lambda ? tj : lambda;
         double rate = mt_box_gap(x, f->lower + (size_t)j * d, f->upper + (size_t)j * d, d)
                       * (t_end - t_prev);
-        double q = -surv * expm1(-rate);
-        if (q > 0.0) {
-            if (nodes != NULL) {
-                nodes[k] = j;
-                probs[k] = q;
+        if (rate > 0.0) {
+            double q = -surv * expm1(-rate);
+            if (q > 0.0) {
+                if (nodes != NULL) {
+                    nodes[k] = j;
+                    probs[k] = q;
+                }
+                ++k;
             }
-            ++k;
+            surv *= exp(-rate);
         }
-        surv *= exp(-rate);
         if (!(tj <= lambda)) {
             break;
         }
