@@ -5,6 +5,9 @@
 
 #include "lookup.h"
 
+/* Rows per task of mt_debias_paths. */
+#define MT_ROW_BLOCK 256
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -155,30 +158,36 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
             && offset[n_rows * M] > 0)) {
         return MT_ERR_ARG;
     }
-    ptrdiff_t count = (ptrdiff_t)n_rows;
+    /* Blocks of rows, tree by tree within a block: one tree's upper nodes
+     * stay in cache while the block's points walk it. */
+    ptrdiff_t n_blocks = (ptrdiff_t)((n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK);
     (void)n_threads;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 64) num_threads(n_threads > 0 ? n_threads : 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
 #endif
-    for (ptrdiff_t r = 0; r < count; ++r) {
-        const double *x = X + (size_t)r * d;
+    for (ptrdiff_t b = 0; b < n_blocks; ++b) {
+        size_t r0 = (size_t)b * MT_ROW_BLOCK;
+        size_t r1 = r0 + MT_ROW_BLOCK < n_rows ? r0 + MT_ROW_BLOCK : n_rows;
         for (size_t m = 0; m < M; ++m) {
-            size_t p = (size_t)r * M + m;
-            if (offset == NULL) {
-                double exponent;
-                mt_index j = mt_forest_lookup(f, m, x, lambda, &exponent);
-                if (!(exponent > 0.0)) {
-                    leaf[p] = j;
-                    stay[p] = 1.0;
-                    n_events[p] = 0;
-                    continue;
+            for (size_t r = r0; r < r1; ++r) {
+                const double *x = X + r * d;
+                size_t p = r * M + m;
+                if (offset == NULL) {
+                    double exponent;
+                    mt_index j = mt_forest_lookup(f, m, x, lambda, &exponent);
+                    if (!(exponent > 0.0)) {
+                        leaf[p] = j;
+                        stay[p] = 1.0;
+                        n_events[p] = 0;
+                        continue;
+                    }
+                    stay[p] = walk(f, m, x, lambda, &leaf[p], &n_events[p], NULL, NULL);
+                } else if (n_events[p] > 0) {
+                    mt_index j;
+                    int64_t k;
+                    (void)walk(f, m, x, lambda, &j, &k, event_node + offset[p],
+                               event_prob + offset[p]);
                 }
-                stay[p] = walk(f, m, x, lambda, &leaf[p], &n_events[p], NULL, NULL);
-            } else if (n_events[p] > 0) {
-                mt_index j;
-                int64_t k;
-                (void)walk(f, m, x, lambda, &j, &k, event_node + offset[p],
-                           event_prob + offset[p]);
             }
         }
     }
