@@ -263,3 +263,13 @@ def test_bad_input():
         jackknife_weights([1.0, 1.0])
     with pytest.raises(ValueError, match="more points"):
         aimse_lifetime(X[:8], y[:8])
+
+
+def test_results_do_not_depend_on_threads():
+    rng = np.random.default_rng(8)
+    X, y = rng.random((400, 2)), rng.normal(size=400)
+    X_test = rng.uniform(-0.2, 1.2, (300, 2))
+    out = [DebiasedMondrianForestRegressor(n_trees=20, random_state=0, n_jobs=k).fit(X, y)
+           .predict(X_test, return_std=True) for k in (1, 2)]
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
