@@ -48,7 +48,8 @@ from .kernels import (dot_product_kernel, exponential_kernel, gaussian_kernel, l
 from .path import LifetimePosterior, MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .ridge import MondrianKernelRidge, ridge_solve
 from .sgd import MondrianSGDClassifier
-from .forest import MondrianForestClassifier, MondrianForestRegressor
+from .forest import (DebiasedMondrianForestRegressor, MondrianForestClassifier,
+                     MondrianForestRegressor)
 
 __version__ = "0.1.0"
 
@@ -58,6 +59,7 @@ __all__ = [
     "MondrianSGDClassifier",
     "MondrianForestRegressor",
     "MondrianForestClassifier",
+    "DebiasedMondrianForestRegressor",
     "laplace_kernel",
     "rotated_laplace_kernel",
     "RandomBinningFeatures",

@@ -440,3 +440,23 @@ def _check_range(X: np.ndarray, name: str) -> None:
         total = np.sum(np.ptp(X, axis=0)) if X.size else 0.0
     if not np.isfinite(total):
         raise ValueError(f"{name}: the feature ranges overflow double precision; rescale {name}")
+
+
+def check_lifetime_ratios(value, n_lifetimes: int, name: str = "lifetime_ratios") -> np.ndarray:
+    """The generalised jackknife's lifetime multipliers a_0 = 1, a_1, ..., a_J:
+    ``n_lifetimes`` = J + 1 distinct finite numbers > 0, the first equal to 1
+    (the lifetime λ itself)."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a sequence of positive floats, got {value!r}") from exc
+    if arr.ndim != 1 or arr.size != n_lifetimes:
+        raise ValueError(f"{name} must be a 1-d sequence of debias_order + 1 = {n_lifetimes} "
+                         f"numbers, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0, got {arr.tolist()}")
+    if arr[0] != 1.0:
+        raise ValueError(f"{name}[0] must be 1 (the lifetime itself), got {arr[0]!r}")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} must be distinct, got {arr.tolist()}")
+    return arr

@@ -1,8 +1,9 @@
 """scikit-learn's estimator checks: the API conventions, for free."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mondrian import (MondrianFeatures, MondrianForestClassifier, MondrianForestRegressor,
-                      MondrianKernelRidge, MondrianSGDClassifier)
+from mondrian import (DebiasedMondrianForestRegressor, MondrianFeatures,
+                      MondrianForestClassifier, MondrianForestRegressor, MondrianKernelRidge,
+                      MondrianSGDClassifier)
 
 
 @parametrize_with_checks([
@@ -15,6 +16,7 @@ from mondrian import (MondrianFeatures, MondrianForestClassifier, MondrianForest
     MondrianForestClassifier(n_trees=10, random_state=0),
     MondrianForestRegressor(n_trees=10, random_state=0, aggregation=True),
     MondrianForestClassifier(n_trees=10, random_state=0, aggregation=True),
+    DebiasedMondrianForestRegressor(n_trees=10, random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

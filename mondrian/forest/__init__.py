@@ -4,8 +4,12 @@
 their trees with :class:`~mondrian.MondrianFeatures` (the same C forest as the
 kernel's) and predict by averaging the trees' predictive distributions; see
 :mod:`mondrian.forest.estimators` for the model and ``doc/forests.rst`` for
-the user guide.
+the user guide.  :class:`DebiasedMondrianForestRegressor`
+(:mod:`mondrian.forest.debiased`) is the debiased forest of Cattaneo,
+Klusowski & Underwood with confidence intervals.
 """
+from .debiased import DebiasedMondrianForestRegressor
 from .estimators import MondrianForestClassifier, MondrianForestRegressor
 
-__all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
+__all__ = ["MondrianForestRegressor", "MondrianForestClassifier",
+           "DebiasedMondrianForestRegressor"]

@@ -1,0 +1,275 @@
+"""The debiased Mondrian forest of Cattaneo, Klusowski & Underwood
+(mondrian/forest/debiased.py): the jackknife's linear algebra, the estimator
+and its variance against a direct computation, coverage, bad input."""
+import math
+
+import numpy as np
+import pytest
+
+from mondrian import DebiasedMondrianForestRegressor
+from mondrian.forest.debiased import (aimse_lifetime, forest_variance_constant,
+                                      jackknife_weights)
+
+
+def _smooth(X):
+    return np.sin(2 * np.pi * X[:, 0]) + (X[:, 1] ** 2 if X.shape[1] > 1 else 0.0)
+
+
+@pytest.mark.parametrize("ratios", [[1.0], [1.0, 1.5], [1.0, 1.5, 2.25], [1.0, 0.7, 1.3, 2.0]])
+def test_jackknife_weights_solve_their_system(ratios):
+    a = np.asarray(ratios)
+    omega = jackknife_weights(a)
+    J = a.size - 1
+    for s in range(J + 1):
+        np.testing.assert_allclose(np.sum(omega * a ** (-2.0 * s)), float(s == 0), atol=1e-12)
+
+
+def test_jackknife_weights_of_the_default():
+    # J = 1, a = (1, 1.5): ω₀ + ω₁ = 1, ω₀ + ω₁/2.25 = 0.
+    np.testing.assert_allclose(jackknife_weights([1.0, 1.5]), [-0.8, 1.8], rtol=1e-14)
+    assert jackknife_weights([1.0]).tolist() == [1.0]
+
+
+def test_jackknife_cancels_the_bias_expansion():
+    # Estimates μ + Σ_s c_s (a_r λ)^{-2s}, s = 1..J+1: the combination keeps μ,
+    # cancels s = 1..J, and leaves ω̄ c_{J+1} λ^{-2J-2}, ω̄ = Σ ω_r a_r^{-2J-2}.
+    rng = np.random.default_rng(0)
+    for J in range(4):
+        a = 1.5 ** np.arange(J + 1)
+        omega = jackknife_weights(a)
+        lam, mu = 3.0, 0.7
+        c = rng.normal(size=J + 2)
+        est = mu + sum((c[s] * (a * lam) ** (-2.0 * s) for s in range(1, J + 1)), np.zeros(J + 1))
+        np.testing.assert_allclose(omega @ est, mu, rtol=1e-12)
+        last = c[J + 1] * (a * lam) ** (-2.0 * (J + 1))
+        np.testing.assert_allclose(omega @ last,
+                                   np.sum(omega * a ** (-2.0 * (J + 1))) * c[J + 1]
+                                   * lam ** (-2.0 * (J + 1)), rtol=1e-10)
+
+
+def _direct_weights(model, x):
+    """Weights w_i(x) of the debiased forest, computed point by point from
+    the trees (O(n) per tree and point): the conditional-Mondrian walk down
+    each tree pruned at a_r λ, a separation at node j sending its
+    probability to the points of j's parent (the root's to all points)."""
+    forest = model.features_.forest_
+    n = forest.n_points
+    tau, parent = np.asarray(forest.tau), np.asarray(forest.parent)
+    left, right = np.asarray(forest.left), np.asarray(forest.right)
+    feature, threshold = np.asarray(forest.feature), np.asarray(forest.threshold)
+    lower, upper = np.asarray(forest.lower), np.asarray(forest.upper)
+    start, end, perm = np.asarray(forest.start), np.asarray(forest.end), np.asarray(forest.perm)
+    per_lifetime = []
+    for lam in model.lifetime_ratios_ * model.lifetime_:
+        w = np.zeros(n)
+        for t in range(forest.n_trees):
+            j, t_prev, surv = int(forest.roots[t]), 0.0, 1.0
+            while True:
+                gap = np.sum(np.maximum(lower[j] - x, 0) + np.maximum(x - upper[j], 0))
+                stay = math.exp(-gap * (min(tau[j], lam) - t_prev))
+                donor = parent[j] if parent[j] >= 0 else j
+                pts = perm[t, start[donor]:end[donor]]
+                w[pts] += surv * (1 - stay) / pts.size
+                surv *= stay
+                if tau[j] > lam:
+                    pts = perm[t, start[j]:end[j]]
+                    w[pts] += surv / pts.size
+                    break
+                t_prev = tau[j]
+                j = left[j] if x[feature[j]] <= threshold[j] else right[j]
+        per_lifetime.append(w / forest.n_trees)
+    return per_lifetime
+
+
+@pytest.mark.parametrize("debias_order", [0, 1, 2])
+def test_prediction_and_variance_equal_a_direct_computation(debias_order):
+    rng = np.random.default_rng(1)
+    X = rng.random((70, 2))
+    y = _smooth(X) + 0.3 * rng.normal(size=70)
+    model = DebiasedMondrianForestRegressor(n_trees=6, lifetime=3.0, debias_order=debias_order,
+                                            random_state=0).fit(X, y)
+    # Points inside the data, outside every box, and training points.
+    X_test = np.vstack([rng.uniform(-0.5, 1.5, (12, 2)), X[:3]])
+    mean, std = model.predict(X_test, return_std=True)
+    for k, x in enumerate(X_test):
+        ws = _direct_weights(model, x)
+        np.testing.assert_allclose([w.sum() for w in ws], 1.0, rtol=1e-12)
+        w = sum(o * wr for o, wr in zip(model.jackknife_weights_, ws))
+        np.testing.assert_allclose(mean[k], w @ y, rtol=1e-10, atol=1e-12)
+        mu0 = ws[0] @ y
+        sigma2 = ws[0] @ (y - mu0) ** 2
+        np.testing.assert_allclose(std[k], math.sqrt(sigma2 * np.sum(w**2)), rtol=1e-9,
+                                   atol=1e-12)
+
+
+def test_walk_agrees_with_the_lookup():
+    # The Python walk over pairs with P < 1 finds the lookup's leaf and P.
+    rng = np.random.default_rng(2)
+    X = rng.random((300, 3))
+    model = DebiasedMondrianForestRegressor(n_trees=8, lifetime=4.0, random_state=0).fit(
+        X, X[:, 0])
+    X_test = rng.uniform(-0.3, 1.3, (200, 3))
+    lam = model.lifetime_ * 1.5
+    leaf, prob, rows, _, q = model._paths(X_test, lam)
+    Phi = model.features_.transform(X_test, lam)
+    np.testing.assert_allclose(prob, Phi.toarray()[Phi.toarray() > 0].reshape(200, 8)
+                               * math.sqrt(8), rtol=1e-12)
+    np.testing.assert_allclose(prob.sum(axis=1) + np.bincount(rows, q, minlength=200), 8.0,
+                               rtol=1e-12)
+    assert np.all(np.isin(leaf, model.features_.forest_.active_nodes(lam)))
+
+
+def test_constants_reproduced_and_prediction_linear_in_y():
+    rng = np.random.default_rng(3)
+    X = rng.random((200, 2))
+    X_test = rng.uniform(-1, 2, (50, 2))
+    params = dict(n_trees=10, lifetime=5.0, random_state=0)
+    mean, std = DebiasedMondrianForestRegressor(**params).fit(X, np.full(200, 2.5)).predict(
+        X_test, return_std=True)
+    np.testing.assert_allclose(mean, 2.5, rtol=1e-13)
+    np.testing.assert_allclose(std, 0.0, atol=1e-12)
+    y1, y2 = rng.normal(size=200), rng.normal(size=200)
+    p1, p2, p12 = (DebiasedMondrianForestRegressor(**params).fit(X, y).predict(X_test)
+                   for y in (y1, y2, y1 - 3 * y2))
+    np.testing.assert_allclose(p12, p1 - 3 * p2, rtol=1e-10, atol=1e-12)
+    # Training points only: every P_b = 1, no empty cell anywhere.
+    model = DebiasedMondrianForestRegressor(**params).fit(X, y1)
+    assert model._paths(X, model.lifetime_)[2].size == 0
+    mean, std = model.predict(X, return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(std > 0)
+
+
+def test_debiasing_removes_the_leading_bias():
+    # Noise-free sin(2πx) on 20000 uniform points, λ = 20, 300 trees: at the
+    # interior points the forest's bias is close to B₁/λ² = ½μ''(x)/λ²
+    # (within 15 %: finite n and trees, the next term B₂λ⁻⁴ is 7 % of it), and the
+    # debiased forest's is below a fifth of it.
+    rng = np.random.default_rng(4)
+    X = rng.random((20000, 1))
+    y = _smooth(X)
+    pts = np.array([[0.25], [0.75]])
+    second = -0.5 * (2 * np.pi) ** 2 * np.sin(2 * np.pi * pts[:, 0]) / 20.0**2
+    bias = {J: DebiasedMondrianForestRegressor(n_trees=300, lifetime=20.0, debias_order=J,
+                                               random_state=0).fit(X, y).predict(pts)
+            - _smooth(pts) for J in (0, 1)}
+    np.testing.assert_allclose(bias[0], second, rtol=0.15)
+    assert np.all(np.abs(bias[1]) < 0.2 * np.abs(second))
+
+
+@pytest.mark.parametrize("d, replicates", [(1, 60), (2, 25)])
+def test_interval_coverage(d, replicates, mean_and_se, assert_within_k_se):
+    # n = 2000 points, μ = sin(2πx₁) (+ x₂²), noise sd 0.5; 95 % intervals at
+    # defaults at 50 fixed interior points.  Coverage is averaged over the 50
+    # points of each replicate (the points share the data and the trees, so
+    # they are not independent); the replicates are independent, and the
+    # standard error is that of their means.  Tolerance: 4 standard errors
+    # (a two-sided normal deviation beyond 4 has probability 6e-5).
+    grid = np.random.default_rng(99).uniform(0.1, 0.9, (50, d))
+    covered = []
+    for r in range(replicates):
+        rng = np.random.default_rng(r)
+        X = rng.random((2000, d))
+        y = _smooth(X) + 0.5 * rng.normal(size=2000)
+        model = DebiasedMondrianForestRegressor(random_state=r).fit(X, y)
+        _, ci = model.predict(grid, return_ci=True)
+        truth = _smooth(grid)
+        covered.append(np.mean((ci[:, 0] <= truth) & (truth <= ci[:, 1])))
+    coverage, se = mean_and_se(covered)
+    assert_within_k_se(coverage, 0.95, se, k=4.0)
+
+
+def test_aimse_lifetime_formula_and_scaling():
+    # μ(x) = x² plus noise made orthogonal to the rule's quartic design, so
+    # that the regression returns μ exactly: B₁ = ½μ'' = 1 everywhere, σ² =
+    # ‖ε‖²/(n - 5), and λ = (4n/(σ² V₁ |𝒳|))^{1/5} exactly (to rounding).
+    rng = np.random.default_rng(5)
+    n = 3000
+    x = rng.random(n)
+    design = np.vander(x, 5, increasing=True)
+    eps = 0.3 * rng.normal(size=n)
+    eps -= design @ np.linalg.lstsq(design, eps, rcond=None)[0]
+    sigma2 = eps @ eps / (n - 5)
+    expected = (4 * n / (sigma2 * forest_variance_constant(1) * np.ptp(x))) ** 0.2
+    np.testing.assert_allclose(aimse_lifetime(x[:, None], x**2 + eps), expected, rtol=1e-8)
+    # Exact equivariances: X in other units scales λ inversely; y's units do not matter.
+    X2 = rng.random((500, 2))
+    y2 = _smooth(X2) + 0.2 * rng.normal(size=500)
+    lam = aimse_lifetime(X2, y2)
+    np.testing.assert_allclose(aimse_lifetime(X2 * 4.0 - 7.0, y2), lam / 4.0, rtol=1e-8)
+    np.testing.assert_allclose(aimse_lifetime(X2, 3.0 * y2 + 1.0), lam, rtol=1e-8)
+    # A constant column is left out: it changes nothing.
+    np.testing.assert_allclose(aimse_lifetime(np.column_stack([X2, np.ones(500)]), y2), lam,
+                               rtol=1e-8)
+
+
+def test_variance_constant():
+    # ((4 - 4 log 2)/3)^d; for d = 1 the integral ∫ (E 1{u ∈ T}/|T|)² du, with
+    # T = [-E₁, E₂], E₁, E₂ ~ Exp(1), by quadrature.
+    from scipy import integrate
+
+    def g(u):
+        inner = lambda t: math.exp(-t) * integrate.quad(lambda e: math.exp(-e) / (e + t),
+                                                         0, np.inf)[0]
+        return integrate.quad(inner, u, np.inf)[0]
+
+    integral = 2 * integrate.quad(lambda u: g(u) ** 2, 0, 40, limit=200)[0]
+    np.testing.assert_allclose(forest_variance_constant(1), integral, rtol=1e-8)
+    np.testing.assert_allclose(forest_variance_constant(3), integral**3, rtol=1e-8)
+
+
+def test_auto_lifetime_falls_back_with_few_points():
+    rng = np.random.default_rng(6)
+    X = rng.random((5, 3))
+    model = DebiasedMondrianForestRegressor(n_trees=5, random_state=0).fit(X, X[:, 0])
+    assert model.lifetime_rule_ == "median distance"
+    dist = np.abs(X[:, None] - X[None]).sum(-1)[np.triu_indices(5, 1)]
+    assert model.lifetime_ == pytest.approx(1 / np.median(dist))
+    model = DebiasedMondrianForestRegressor(n_trees=5, random_state=0).fit(
+        rng.random((200, 1)), rng.normal(size=200))
+    assert model.lifetime_rule_ == "aimse"
+
+
+def test_bad_input():
+    rng = np.random.default_rng(7)
+    X, y = rng.random((50, 2)), rng.normal(size=50)
+    model = DebiasedMondrianForestRegressor(n_trees=5, lifetime=2.0, random_state=0).fit(X, y)
+    for level in (0.0, 1.0, 1.5, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="level"):
+            model.predict(X[:2], return_ci=True, level=level)
+    with pytest.raises(TypeError, match="return_ci"):
+        model.predict(X[:2], return_ci="yes")
+    bad = {"debias_order": -1, "lifetime": -1.0, "n_trees": 0}
+    for name, value in bad.items():
+        with pytest.raises(ValueError, match=name):
+            DebiasedMondrianForestRegressor(**{name: value}).fit(X, y)
+    with pytest.raises(ValueError, match="lifetime"):
+        DebiasedMondrianForestRegressor(lifetime="bogus").fit(X, y)
+    for ratios in ([1.0], [1.5, 1.0], [1.0, 1.0], [1.0, -2.0], [1.0, np.inf]):
+        with pytest.raises(ValueError, match="lifetime_ratios"):
+            DebiasedMondrianForestRegressor(lifetime_ratios=ratios).fit(X, y)
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DebiasedMondrianForestRegressor().fit(X_nan, y)
+    y_nan = y.copy()
+    y_nan[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DebiasedMondrianForestRegressor().fit(X, y_nan)
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(X_nan)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(rng.random((3, 4)))
+    with pytest.raises(ValueError, match="ratios"):
+        jackknife_weights([1.0, 1.0])
+    with pytest.raises(ValueError, match="more points"):
+        aimse_lifetime(X[:8], y[:8])
+
+
+def test_results_do_not_depend_on_threads():
+    rng = np.random.default_rng(8)
+    X, y = rng.random((400, 2)), rng.normal(size=400)
+    X_test = rng.uniform(-0.2, 1.2, (300, 2))
+    out = [DebiasedMondrianForestRegressor(n_trees=20, random_state=0, n_jobs=k).fit(X, y)
+           .predict(X_test, return_std=True) for k in (1, 2)]
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
