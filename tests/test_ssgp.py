@@ -545,8 +545,9 @@ def test_subsample_then_newton_reaches_the_full_data_optimum():
     from scipy.optimize import minimize
     from mondrian.gp.ssgp import _nlml
     X, y = _subsample_data()
-    m = SparseSpectrumGPRegressor(16, subsample=400, random_state=0).fit(X, y)
-    assert m.subsample_rows_ == 400 and m.n_refine_steps_ >= 1
+    m = SparseSpectrumGPRegressor(16, subsample=300, random_state=0).fit(X, y)
+    assert m.subsample_rows_ == 300 and m.n_refine_steps_ >= 1
+    assert m.subsample_levels_ == [300, 1200, 3000]
     yn, eps = m.y_train_, m.spectral_points_
     yy = float(yn @ yn)
     lo, hi = np.log(HYPERPARAMETER_BOUNDS)
@@ -578,7 +579,7 @@ def test_newton_refine_with_the_exact_hessian_converges_quadratically():
     start = m.theta_ + np.array([0.05, -0.05, 0.05, 0.0, 0.05])
     start = np.clip(start, lo, hi)
     H = _hessian(X, yn, yy, eps, m.theta_, None)
-    ev, theta, steps, status = _newton_refine(X, yn, yy, eps, start, H, (lo, hi), 1e-12, 50,
+    ev, theta, steps, status, _ = _newton_refine(X, yn, yy, eps, start, H, (lo, hi), 1e-12, 50,
                                               None, None)
     assert status == 0 and steps <= 6
     assert ev.nlml <= -m.log_marginal_likelihood_value_ + 1e-9 * abs(ev.nlml)
@@ -604,6 +605,13 @@ def test_subsample_auto_and_none():
     assert est._subsample_rows(limit, False) == limit
     assert est._subsample_rows(limit + 1, False) == ssgp.SUBSAMPLE_ROWS
     assert est._subsample_rows(limit + 1, True) == limit + 1
+    # The stages: ×4 up to n/2, then all rows; gathered dask stages capped.
+    assert ssgp._subsample_levels(20_000, 1_000_000, False) == [20_000, 80_000, 320_000,
+                                                               1_000_000]
+    assert ssgp._subsample_levels(20_000, 10_000_000, True) == [20_000, 80_000, 320_000,
+                                                               10_000_000]
+    assert ssgp._subsample_levels(500, 500, False) == [500]
+    assert a.subsample_levels_ == [500]
 
 
 def test_subsample_fit_is_reproducible_and_calls_back():

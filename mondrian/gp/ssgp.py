@@ -96,9 +96,20 @@ DRAW_ROWS = 20_000
 SUBSAMPLE_ROWS = 20_000
 SUBSAMPLE_FACTOR = 4
 
+#: Between the subsample and all rows, the refinement passes through nested
+#: random subsets LEVEL_FACTOR times larger each (the last at most n / 2),
+#: each starting from the previous one's optimum and Hessian:
+#: the optimum moves with n (the log-determinant's share of the NLML does),
+#: so each stage starts close to its optimum.  With dask data the subsets
+#: are gathered to the client, at most MAX_GATHERED_ROWS rows.
+LEVEL_FACTOR = 4
+MAX_GATHERED_ROWS = 1_000_000
+
 #: Newton refinement: relative step of the finite differences of the
 #: analytic gradient that give the subsample's Hessian (in log space).
 _HESSIAN_STEP = 1e-4
+#: ... and the smallest curvature it keeps, relative to the largest.
+_HESSIAN_FLOOR = 1e-4
 
 
 def _blas_limit(n: int, n_features2: int):
@@ -485,23 +496,26 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         best of the ``n_frequency_draws`` draws (over all runs).  With a
         subsample, also the most Newton steps of the refinement.
     subsample : 'auto', int or None, default='auto'
-        Train on a random subsample first, then refine on all rows.  An
-        int m < n: every run (draws, restarts, L-BFGS-B) works on m random
-        rows (drawn from ``random_state``); the best run's θ is then
-        refined on all n rows by Newton steps whose Hessian is that of the
-        subsample's NLML at its optimum (finite differences of the analytic
-        gradient, D + 2 evaluations on the subsample) scaled by n/m, with a
-        backtracking (Armijo) line search, bound constraints handled by
-        fixing the coordinates a bound stops, until a step lowers the full
-        NLML by less than ``tol`` relative.  Because the NLML is a sum over
-        rows, the subsample's Hessian is that of the full NLML up to
-        sampling error, so a few full passes reach the full-data optimum
-        that L-BFGS-B (with no curvature at its start) needs tens of passes
-        for.  'auto': m = :data:`SUBSAMPLE_ROWS` when n exceeds
-        :data:`SUBSAMPLE_FACTOR` times that and the spectral points are
-        fixed, else no subsample.  None: no subsample.  Not used with
-        ``optimize_frequencies`` (p·D more parameters: a Hessian would cost
-        p·D passes).
+        Train on a random subsample first, then on ever larger ones.  An int
+        m < n: every run (draws, restarts, L-BFGS-B) works on m random rows
+        (drawn from ``random_state``); the best run's θ is then refined on
+        nested random subsets of 4m, 16m, … rows (up to n/2) and finally on
+        all n rows, each stage by quasi-Newton steps from the previous
+        stage's optimum and Hessian (the first: the subsample's, by finite
+        differences of the analytic gradient, D + 2 evaluations on m rows),
+        scaled by the ratio of the row counts and corrected by BFGS
+        updates, with a backtracking (Armijo) line search and the bounds
+        handled by fixing the coordinates a bound stops.  A stage ends when
+        the predicted decrease of its next step (the Newton decrement) is
+        below ``tol`` relative to its NLML.  The NLML is a sum over rows, so
+        a stage's Hessian is the next one's up to sampling error and the
+        change of the optimum with n; the last stage, over all rows, then
+        takes a few passes where L-BFGS-B from the subsample's optimum (with
+        no curvature at its start) takes tens.  'auto':
+        m = :data:`SUBSAMPLE_ROWS` when n exceeds :data:`SUBSAMPLE_FACTOR`
+        times that and the spectral points are fixed, else no subsample.
+        None: no subsample.  Not used with ``optimize_frequencies`` (p·D
+        more parameters: a Hessian would cost p·D passes).
     block_size : int, optional
         Rows per block of the accumulation of ΦᵀΦ and Φᵀy (and of
         ``predict``); default all rows if their features take at most
@@ -543,12 +557,14 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     nlml_restarts_ : ndarray of shape (n_restarts + 1,)
         Final NLML of every run.
     n_iter_ : int
-        L-BFGS-B iterations of the run kept, plus the Newton steps of the
-        refinement on all rows when a subsample was used.
+        L-BFGS-B iterations of the run kept, plus the Newton steps of every
+        later stage when a subsample was used.
     subsample_rows_ : int
         Rows the runs were trained on (n without a subsample).
     n_refine_steps_ : int
         Newton steps on all rows (0 without a subsample).
+    subsample_levels_ : list of int
+        Rows of each training stage (``[n]`` without a subsample).
     weights_mean_ : ndarray of shape (2 * n_components,)
         Posterior mean of the feature weights, (σ_f²/p) A⁻¹Φᵀy.
     y_train_mean_, y_train_std_ : float
@@ -662,13 +678,19 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         # spawned after the runs' own (so that without a subsample every
         # result is what it was before subsampling existed).
         Xr, yr = X, yn
+        levels = _subsample_levels(m, n, dask_data)
         if m < n:
-            rows = np.sort(rng.spawn(1)[0].choice(n, m, replace=False))
-            if dask_data:
-                from .._dask import gather_rows
-                Xr, yr = gather_rows(X, yn, rows)
-            else:
-                Xr, yr = X[rows], yn[rows]
+            # Nested random subsets: the first levels[k] rows of one draw.
+            picked = rng.spawn(1)[0].choice(n, levels[-2], replace=False)
+
+            def level_rows(size):
+                rows = np.sort(picked[:size])
+                if dask_data:
+                    from .._dask import gather_rows
+                    return gather_rows(X, yn, rows)
+                return X[rows], yn[rows]
+
+            Xr, yr = level_rows(m)
         nr = Xr.shape[0]
         yyr = float(yr @ yr)
         runs_on_dask = dask_data and m == n
@@ -750,21 +772,24 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
                                         "the end of every run (A not positive definite)")
         self.subsample_rows_ = nr
         self.n_refine_steps_ = 0
+        self.subsample_levels_ = levels
         if m < n and max_iter > 0:
             with _blas_limit(nr, 2 * p):
-                hessian = _hessian(Xr, yr, yyr, eps, theta, block_size) * (n / nr)
-            callback = None
-            if self.callback is not None:
-                def callback(step_ev, step_theta, step):
-                    self._set_state(step_ev, step_theta, eps)
-                    self.callback(self, best_index, nit + step)
-            with _blas_limit(n, 2 * p):
-                ev, theta, steps, refine_status = _newton_refine(
-                    X, yn, yy, eps, theta, hessian, (lo, hi), tol, max_iter, block_size,
-                    callback)
+                hessian = _hessian(Xr, yr, yyr, eps, theta, block_size)
+            for previous, size in zip(levels[:-1], levels[1:]):
+                Xl, yl = (X, yn) if size == n else level_rows(size)
+                callback = None
+                if self.callback is not None and size == n:
+                    def callback(step_ev, step_theta, step, base=nit):
+                        self._set_state(step_ev, step_theta, eps)
+                        self.callback(self, best_index, base + step)
+                with _blas_limit(size, 2 * p):
+                    ev, theta, steps, refine_status, hessian = _newton_refine(
+                        Xl, yl, float(yl @ yl), eps, theta, hessian * (size / previous),
+                        (lo, hi), tol, max_iter, block_size, callback)
+                nit += steps
+                status = max(status, refine_status)
             self.n_refine_steps_ = steps
-            nit += steps
-            status = max(status, refine_status)
             # The kept run's final NLML is now that of all rows.
             finals[best_index] = ev.nlml
         self._set_state(ev, theta, eps)
@@ -987,6 +1012,19 @@ def _safe_nlml(X, y, yy, eps, theta, block_size) -> float:
         return np.inf
 
 
+def _subsample_levels(m: int, n: int, dask_data: bool) -> list[int]:
+    """Row counts of the training stages: the subsample m, then m·4^k while
+    at most n / 2 (and, for dask data, gathered to the client: at most
+    :data:`MAX_GATHERED_ROWS`), then all n rows."""
+    levels = [m]
+    if m < n:
+        while (levels[-1] * LEVEL_FACTOR <= n // 2
+               and not (dask_data and levels[-1] * LEVEL_FACTOR > MAX_GATHERED_ROWS)):
+            levels.append(levels[-1] * LEVEL_FACTOR)
+        levels.append(n)
+    return levels
+
+
 def _hessian(X, y, yy, eps, theta, block_size) -> np.ndarray:
     """Hessian of the NLML in θ at ``theta`` (ε fixed): forward differences
     of the analytic gradient, one evaluation per coordinate, symmetrised."""
@@ -1032,10 +1070,19 @@ def _newton_refine(X, y, yy, eps, theta, hessian, box, tol, max_steps, block_siz
     are clipped to the box.  Stops when the predicted decrease -½ gᵀd of
     the next step (the Newton decrement) is at most ``tol`` relative to the
     NLML, when no step along the direction lowers it, or after
-    ``max_steps`` steps (status 1).  Returns (evaluation, θ, steps, status).
+    ``max_steps`` steps (status 1).  Returns (evaluation, θ, steps, status,
+    the updated Hessian).
     """
     lo, hi = box
-    H = np.array(hessian, dtype=np.float64)
+    # A positive definite start: |eigenvalues| floored at HESSIAN_FLOOR of
+    # the largest.  The NLML is nearly flat along the length scales of
+    # irrelevant inputs (curvature ~0 of either sign in a finite-difference
+    # Hessian); there the start's curvature is a guess that BFGS corrects,
+    # not an infinite step.
+    w, V = np.linalg.eigh(0.5 * (hessian + hessian.T))
+    w = np.abs(w)
+    w = np.maximum(w, _HESSIAN_FLOOR * max(float(w.max()), np.finfo(float).tiny))
+    H = (V * w) @ V.T
     ev = _nlml(X, y, yy, eps, theta, gradient=True, block_size=block_size)
     steps = 0
     while True:
@@ -1044,9 +1091,9 @@ def _newton_refine(X, y, yy, eps, theta, hessian, box, tol, max_steps, block_siz
         d = _newton_direction(H, g, free)
         slope = float(g @ d)
         if not slope < 0 or -0.5 * slope <= tol * max(abs(ev.nlml), 1.0):
-            return ev, theta, steps, 0
+            return ev, theta, steps, 0, H
         if steps >= max_steps:
-            return ev, theta, steps, 1
+            return ev, theta, steps, 1, H
         t = 1.0
         accepted = None
         for _ in range(30):
@@ -1059,9 +1106,16 @@ def _newton_refine(X, y, yy, eps, theta, hessian, box, tol, max_steps, block_siz
                     trial_ev.nlml <= ev.nlml + 1e-4 * float(g @ (trial - theta)):
                 accepted = (trial_ev, trial)
                 break
-            t *= 0.5
+            # The minimiser of the quadratic through f(0), f'(0) and f(t),
+            # kept within [t/10, t/2].
+            shrink = 0.5
+            if trial_ev is not None and np.isfinite(trial_ev.nlml):
+                excess = trial_ev.nlml - ev.nlml - slope * t
+                if excess > 0:
+                    shrink = min(0.5, max(0.1, -slope * t / (2.0 * excess)))
+            t *= shrink
         if accepted is None:
-            return ev, theta, steps, 0
+            return ev, theta, steps, 0, H
         # BFGS update of the Hessian with the step taken and the change of
         # the gradient (skipped unless the curvature condition sᵀy > 0 holds).
         step, change = accepted[1] - theta, accepted[0].grad_theta - g
