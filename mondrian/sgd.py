@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
-                          check_random_generator)
+                          check_random_generator, check_rotation)
 from .features.mondrian import MondrianFeatures
 
 __all__ = ["MondrianSGDClassifier"]
@@ -105,6 +105,9 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
     max_nodes : int or None, default=None
         Per-tree node cap for ``partial_fit`` (see
         :class:`~mondrian.MondrianFeatures`).
+    rotation : None or 'uniform', default=None
+        One Haar-random rotation per tree about the training mean of the
+        first batch (see :class:`~mondrian.MondrianFeatures`).
 
     Attributes
     ----------
@@ -125,7 +128,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, n_trees: int = 100, lifetime: float = 1.0, *, loss: str = "log_loss",
                  alpha: float = 1e-4, eta0: float = 1.0, max_iter: int = 5, random_state=None,
                  n_jobs: int | None = None, store_points: bool = True,
-                 max_nodes: int | None = None):
+                 max_nodes: int | None = None, rotation=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.loss = loss
@@ -136,6 +139,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.store_points = store_points
         self.max_nodes = max_nodes
+        self.rotation = rotation
 
     # ------------------------------------------------------------- learning
     def _check_params(self) -> None:
@@ -145,6 +149,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         check_positive_float(self.eta0, "eta0")
         check_int(self.max_iter, "max_iter")
         check_bool(self.store_points, "store_points")
+        check_rotation(self.rotation)
 
     def fit(self, X, y) -> "MondrianSGDClassifier":
         """Grow the trees on X and make ``max_iter`` SGD passes over (X, y).
@@ -169,7 +174,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         rng = check_random_generator(self.random_state)
         features = MondrianFeatures(self.n_trees, self.lifetime, random_state=rng,
                                     n_jobs=self.n_jobs, store_points=self.store_points,
-                                    max_nodes=self.max_nodes)
+                                    max_nodes=self.max_nodes, rotation=self.rotation)
         Phi = features.fit_transform(X)
         k = 1 if classes.size == 2 else classes.size
         W = np.zeros((Phi.shape[1], k))
@@ -227,7 +232,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
             rng = check_random_generator(self.random_state)
             features = MondrianFeatures(self.n_trees, self.lifetime, random_state=rng,
                                         n_jobs=self.n_jobs, store_points=self.store_points,
-                                        max_nodes=self.max_nodes)
+                                        max_nodes=self.max_nodes, rotation=self.rotation)
             Phi = features.fit_transform(X)
             k = 1 if all_classes.size == 2 else all_classes.size
             W, b, t = np.zeros((0, k)), np.zeros(k), 0

@@ -60,9 +60,12 @@ def _direct_weights(model, x):
     lower, upper = np.asarray(forest.lower), np.asarray(forest.upper)
     start, end, perm = np.asarray(forest.start), np.asarray(forest.end), np.asarray(forest.perm)
     per_lifetime = []
+    x_raw = x
     for lam in model.lifetime_ratios_ * model.lifetime_:
         w = np.zeros(n)
         for t in range(forest.n_trees):
+            # A rotated tree sees x in its own coordinates.
+            x = forest.transform(x_raw[None, :], t)[0] if forest.rotation is not None else x_raw
             j, t_prev, surv = int(forest.roots[t]), 0.0, 1.0
             while True:
                 gap = np.sum(np.maximum(lower[j] - x, 0) + np.maximum(x - upper[j], 0))
@@ -81,13 +84,15 @@ def _direct_weights(model, x):
     return per_lifetime
 
 
-@pytest.mark.parametrize("debias_order", [0, 1, 2])
-def test_prediction_and_variance_equal_a_direct_computation(debias_order):
+@pytest.mark.parametrize("debias_order, rotation", [(0, None), (1, None), (2, None),
+                                                     (1, "uniform")])
+def test_prediction_and_variance_equal_a_direct_computation(debias_order, rotation):
     rng = np.random.default_rng(1)
     X = rng.random((70, 2))
     y = _smooth(X) + 0.3 * rng.normal(size=70)
     model = DebiasedMondrianForestRegressor(n_trees=6, lifetime=3.0, debias_order=debias_order,
-                                            random_state=0).fit(X, y)
+                                            random_state=0, rotation=rotation).fit(X, y)
+    assert (model.features_.forest_.rotation is None) == (rotation is None)
     # Points inside the data, outside every box, and training points.
     X_test = np.vstack([rng.uniform(-0.5, 1.5, (12, 2)), X[:3]])
     mean, std = model.predict(X_test, return_std=True)
@@ -102,12 +107,13 @@ def test_prediction_and_variance_equal_a_direct_computation(debias_order):
                                    atol=1e-12)
 
 
-def test_walk_agrees_with_the_lookup():
+@pytest.mark.parametrize("rotation", [None, "uniform"])
+def test_walk_agrees_with_the_lookup(rotation):
     # The Python walk over pairs with P < 1 finds the lookup's leaf and P.
     rng = np.random.default_rng(2)
     X = rng.random((300, 3))
-    model = DebiasedMondrianForestRegressor(n_trees=8, lifetime=4.0, random_state=0).fit(
-        X, X[:, 0])
+    model = DebiasedMondrianForestRegressor(n_trees=8, lifetime=4.0, random_state=0,
+                                            rotation=rotation).fit(X, X[:, 0])
     X_test = rng.uniform(-0.3, 1.3, (200, 3))
     lam = model.lifetime_ * 1.5
     leaf, prob, rows, _, q = model._paths(X_test, lam)
@@ -238,7 +244,7 @@ def test_bad_input():
             model.predict(X[:2], return_ci=True, level=level)
     with pytest.raises(TypeError, match="return_ci"):
         model.predict(X[:2], return_ci="yes")
-    bad = {"debias_order": -1, "lifetime": -1.0, "n_trees": 0}
+    bad = {"debias_order": -1, "lifetime": -1.0, "n_trees": 0, "rotation": "random"}
     for name, value in bad.items():
         with pytest.raises(ValueError, match=name):
             DebiasedMondrianForestRegressor(**{name: value}).fit(X, y)

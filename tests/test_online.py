@@ -604,6 +604,26 @@ def test_sgd_classifier_same_for_one_and_two_threads(rng):
     np.testing.assert_array_equal(coefs[0], coefs[1])
 
 
+def test_sgd_classifier_rotated_trees(rng):
+    """rotation='uniform' reaches the trees (each with its rotation), online
+    and in batch, and learns XOR; a bad value is refused by name."""
+    from mondrian import MondrianSGDClassifier
+
+    X, y = _xor(rng, 600)
+    model = MondrianSGDClassifier(30, 5.0, random_state=0, rotation="uniform")
+    for a in range(0, 600, 100):
+        model.partial_fit(X[a:a + 100], y[a:a + 100], classes=[0, 1])
+    assert model.features_.forest_.rotation is not None
+    reference = MondrianSGDClassifier(30, 5.0, random_state=0).partial_fit(
+        X[:100], y[:100], classes=[0, 1])
+    assert reference.features_.forest_.rotation is None
+    assert model.score(X, y) > 0.8
+    batch = MondrianSGDClassifier(30, 5.0, random_state=0, rotation="uniform").fit(X, y)
+    assert batch.features_.forest_.rotation is not None and batch.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="rotation"):
+        MondrianSGDClassifier(rotation="random").fit(X, y)
+
+
 def test_extend_after_partial_fit_renumbers_the_columns_and_keeps_the_trees(rng):
     X = rng.random((200, 2))
     mf = MondrianFeatures(4, 2.0, random_state=0).fit(X[:50]).partial_fit(X[50:])

@@ -85,13 +85,13 @@ def paths(Forest forest, const double[:, ::1] X, double lifetime, n_threads=1):
         with nogil:
             status = mt_debias_paths(&forest.f, &X[0, 0], n, lifetime, &lv[0, 0], &sv[0, 0],
                                      &nv[0], NULL, NULL, NULL, nt)
-        check_status(status, "paths", arg="a rotated forest, or a lifetime out of range")
+        check_status(status, "paths", arg="a lifetime out of range")
         np.cumsum(n_events, out=offset[1:])
         event_node = np.empty(offset[n * m], dtype=np.int64)
         event_prob = np.empty(offset[n * m], dtype=np.float64)
         if offset[n * m] > 0:
             status = _fill(forest, X, n, lifetime, lv, sv, nv, ov, event_node, event_prob, nt)
-            check_status(status, "paths", arg="a rotated forest, or a lifetime out of range")
+            check_status(status, "paths", arg="a lifetime out of range")
     finally:
         forest._end_read()
         with nogil:

@@ -146,7 +146,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._ext import _debias
 from .._validation import (check_array_input, check_bool, check_fraction, check_int,
                           check_lifetime, check_lifetime_ratios, check_target_scale,
-                          resolve_n_jobs)
+                          resolve_n_jobs, check_rotation)
 from ..features import MondrianFeatures
 
 __all__ = ["DebiasedMondrianForestRegressor", "jackknife_weights", "forest_variance_constant",
@@ -285,6 +285,14 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads for growing the trees and looking points up (results do not
         depend on it).
+    rotation : None or 'uniform', default=None
+        'uniform': each tree cuts the data in its own Haar-random rotation
+        about the training mean (:class:`~mondrian.MondrianFeatures`); the
+        estimator, its jackknife and its variance keep their form (each tree
+        is a Mondrian partition in its own coordinates).  The rule of thumb
+        of ``lifetime='auto'`` is derived for axis-aligned cuts and is
+        applied to the inputs as given: under rotation it is an
+        approximation.
 
     Attributes
     ----------
@@ -317,13 +325,15 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, n_trees: int = 100, lifetime="auto", *, debias_order: int = 1,
-                 lifetime_ratios=None, random_state=None, n_jobs: int | None = None):
+                 lifetime_ratios=None, random_state=None, n_jobs: int | None = None,
+                 rotation=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.debias_order = debias_order
         self.lifetime_ratios = lifetime_ratios
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.rotation = rotation
 
     def fit(self, X, y) -> "DebiasedMondrianForestRegressor":
         """Select λ (if 'auto'), grow the trees and compute the leaf statistics.
@@ -341,6 +351,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         n_trees = check_int(self.n_trees, "n_trees")
         J = check_int(self.debias_order, "debias_order", minimum=0)
+        rotation = check_rotation(self.rotation)
         if self.lifetime_ratios is None:
             ratios = LIFETIME_RATIO_BASE ** np.arange(J + 1, dtype=np.float64)
         else:
@@ -368,7 +379,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         self.jackknife_weights_ = jackknife_weights(ratios)
         self.features_ = MondrianFeatures(
             n_trees=n_trees, lifetime=float(ratios.max()) * self.lifetime_,
-            random_state=self.random_state, n_jobs=self.n_jobs).fit(X)
+            random_state=self.random_state, n_jobs=self.n_jobs, rotation=rotation).fit(X)
         self.y_mean_ = float(np.mean(y))
         self._node_stats(y - self.y_mean_)
         return self

@@ -147,7 +147,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
                     mt_index *event_node, double *event_prob, int n_threads)
 {
     const size_t M = f->n_trees, d = f->n_features;
-    if (f->rotation != NULL || !(lambda >= 0.0) || lambda > f->lifetime) {
+    if (!(lambda >= 0.0) || lambda > f->lifetime) {
         return MT_ERR_ARG;
     }
     if (n_rows == 0 || M == 0) {
@@ -161,16 +161,30 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
     /* Blocks of rows, tree by tree within a block: one tree's upper nodes
      * stay in cache while the block's points walk it. */
     ptrdiff_t n_blocks = (ptrdiff_t)((n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK);
+    int status = MT_OK;
     (void)n_threads;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+    /* A rotated forest: each tree walks x in its own coordinates
+     * (mt_forest_point), through the thread's scratch. */
+    double *scratch = NULL;
+    if (f->rotation != NULL && (scratch = malloc((d > 0 ? d : 1) * sizeof(double))) == NULL) {
+        status = MT_ERR_NOMEM;
+    }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
 #endif
     for (ptrdiff_t b = 0; b < n_blocks; ++b) {
+        if (f->rotation != NULL && scratch == NULL) {
+            continue;
+        }
         size_t r0 = (size_t)b * MT_ROW_BLOCK;
         size_t r1 = r0 + MT_ROW_BLOCK < n_rows ? r0 + MT_ROW_BLOCK : n_rows;
         for (size_t m = 0; m < M; ++m) {
             for (size_t r = r0; r < r1; ++r) {
-                const double *x = X + r * d;
+                const double *x = mt_forest_point(f, m, X + r * d, scratch);
                 size_t p = r * M + m;
                 if (offset == NULL) {
                     double exponent;
@@ -191,5 +205,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
             }
         }
     }
-    return MT_OK;
+    free(scratch);
+    }
+    return status;
 }

@@ -31,8 +31,9 @@ int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_in
                           const double *coef, size_t n_rows, double *out, int n_threads);
 
 /*
- * Where the points X (n_rows x D, row-major, the trees' coordinates: the
- * forest must have no rotation) sit in every tree pruned at lambda, with
+ * Where the points X (n_rows x D, row-major, raw coordinates; a rotated
+ * forest's tree m sees mt_forest_point(f, m, x)) sit in every tree pruned
+ * at lambda, with
  * the conditional Mondrian's empty-cell events.  Pair p = x * M + m:
  *
  *   leaf[p]     the active node of x in tree m (mt_forest_lookup);
@@ -49,8 +50,9 @@ int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_in
  * offset[p] ..  A pair whose point is inside its active node's data box
  * (every point of the training data) has stay 1 and no event and is not
  * walked twice.  Parallel over rows; the results do not depend on the
- * number of threads.  MT_ERR_ARG for a rotated forest or lambda outside
- * [0, the forest's lifetime].
+ * number of threads.  MT_ERR_ARG for lambda outside [0, the forest's
+ * lifetime]; MT_ERR_NOMEM if a thread's scratch (D doubles, rotated
+ * forests) cannot be allocated.
  */
 int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lambda,
                     mt_index *leaf, double *stay, int64_t *n_events, const int64_t *offset,
