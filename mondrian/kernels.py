@@ -62,12 +62,22 @@ def laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
     """
     lifetime = check_lifetime(lifetime)
     X, Y = _pair(X, X if Y is None else Y)
+    return np.exp(-lifetime * _distances(X, Y, "l1"))
+
+
+def _distances(X: np.ndarray, Y: np.ndarray, norm: str) -> np.ndarray:
+    """ℓ₁ (``norm='l1'``) or ℓ₂ (``'l2'``) distances between the rows of X
+    and Y, from the differences (not the Gram-matrix identity, so that close
+    pairs keep their relative accuracy), rows in blocks so that the
+    (block, n_y, D) difference array stays small."""
     out = np.empty((X.shape[0], Y.shape[0]))
-    # Rows in blocks so that the (block, n_y, D) difference stays small.
     block = max(1, int(2**22 // max(1, Y.shape[0] * X.shape[1])))
     for s in range(0, X.shape[0], block):
-        diff = np.abs(X[s:s + block, None, :] - Y[None, :, :]).sum(axis=2)
-        out[s:s + block] = np.exp(-lifetime * diff)
+        diff = X[s:s + block, None, :] - Y[None, :, :]
+        if norm == "l1":
+            out[s:s + block] = np.abs(diff).sum(axis=2)
+        else:
+            out[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
     return out
 
 
@@ -308,14 +318,7 @@ def rotated_laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
     """
     lifetime = check_lifetime(lifetime)
     X, Y = _pair(X, X if Y is None else Y)
-    # Differences, not the Gram-matrix identity, so that close pairs keep
-    # their relative accuracy; rows in blocks as in laplace_kernel.
-    dist = np.empty((X.shape[0], Y.shape[0]))
-    block = max(1, int(2**22 // max(1, Y.shape[0] * X.shape[1])))
-    for s in range(0, X.shape[0], block):
-        diff = X[s:s + block, None, :] - Y[None, :, :]
-        dist[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-    return rotated_laplace_profile(lifetime * dist, X.shape[1])
+    return rotated_laplace_profile(lifetime * _distances(X, Y, "l2"), X.shape[1])
 
 
 def gaussian_kernel(X, Y=None, length_scale=1.0) -> np.ndarray:

@@ -151,6 +151,12 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         check_bool(self.store_points, "store_points")
         check_rotation(self.rotation)
 
+    def _new_features(self, rng) -> MondrianFeatures:
+        """The (unfitted) trees of this estimator's parameters."""
+        return MondrianFeatures(self.n_trees, self.lifetime, random_state=rng,
+                                n_jobs=self.n_jobs, store_points=self.store_points,
+                                max_nodes=self.max_nodes, rotation=self.rotation)
+
     def fit(self, X, y) -> "MondrianSGDClassifier":
         """Grow the trees on X and make ``max_iter`` SGD passes over (X, y).
 
@@ -172,9 +178,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         if classes.size < 2:
             raise ValueError(f"y has one class ({classes[0]!r}); a classifier needs 2 classes")
         rng = check_random_generator(self.random_state)
-        features = MondrianFeatures(self.n_trees, self.lifetime, random_state=rng,
-                                    n_jobs=self.n_jobs, store_points=self.store_points,
-                                    max_nodes=self.max_nodes, rotation=self.rotation)
+        features = self._new_features(rng)
         Phi = features.fit_transform(X)
         k = 1 if classes.size == 2 else classes.size
         W = np.zeros((Phi.shape[1], k))
@@ -230,9 +234,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
                              f"{all_classes!r}; pass every class on the first call")
         if first:
             rng = check_random_generator(self.random_state)
-            features = MondrianFeatures(self.n_trees, self.lifetime, random_state=rng,
-                                        n_jobs=self.n_jobs, store_points=self.store_points,
-                                        max_nodes=self.max_nodes, rotation=self.rotation)
+            features = self._new_features(rng)
             Phi = features.fit_transform(X)
             k = 1 if all_classes.size == 2 else all_classes.size
             W, b, t = np.zeros((0, k)), np.zeros(k), 0

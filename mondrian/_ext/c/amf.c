@@ -45,78 +45,21 @@ static int check_update(const mt_forest *f, const double *X, size_t n)
     return (n == 0 || all_finite(X, nd)) ? MT_OK : MT_ERR_ARG;
 }
 
-int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
-                             int n_threads, double *state)
+/*
+ * The ordered pass shared by both losses: each tree takes the points in
+ * their order down its cuts, every node on the path charged the loss of its
+ * prediction before it counts the point (none for its first point: see
+ * amf.h).  labels == NULL: regression (rows of MT_AMF_REGRESSION_WIDTH: -L,
+ * count, sum, sum of squares of y); else classes (rows of n_classes + 2:
+ * -L, count, class counts, with the Dirichlet prediction).
+ */
+static int amf_update(const mt_forest *f, const double *X, const double *y,
+                      const mt_index *labels, size_t n, size_t n_classes, double dirichlet,
+                      int n_threads, double *state)
 {
-    int status = check_update(f, X, n);
-    if (status != MT_OK) {
-        return status;
-    }
-    if (n > 0 && !all_finite(y, n)) {
-        return MT_ERR_ARG;
-    }
+    int status = MT_OK;
     const size_t d = f->n_features;
-    const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
-#endif
-    {
-        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
-        if (scratch == NULL) {
-            status = MT_ERR_NOMEM;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (ptrdiff_t m = 0; m < n_trees; ++m) {
-            if (scratch == NULL) {
-                continue;
-            }
-            for (size_t i = 0; i < n; ++i) {
-                const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
-                const double yi = y[i];
-                mt_index j = f->node_offset[m];
-                for (;;) {
-                    double *s = state + (size_t)j * MT_AMF_REGRESSION_WIDTH;
-                    /* the loss of the node's prediction before it takes y
-                     * (none for its first point: see amf.h) */
-                    if (s[1] > 0.0) {
-                        double r = s[2] / s[1] - yi;
-                        s[0] -= r * r;
-                    }
-                    s[1] += 1.0;
-                    s[2] += yi;
-                    s[3] += yi * yi;
-                    if (f->left[j] == MT_NONE) {
-                        break;
-                    }
-                    j = cut_child(f, j, x);
-                }
-            }
-        }
-        free(scratch);
-    }
-    return status;
-}
-
-int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
-                          size_t n, size_t n_classes, double dirichlet, int n_threads,
-                          double *state)
-{
-    int status = check_update(f, X, n);
-    if (status != MT_OK) {
-        return status;
-    }
-    if (n_classes == 0 || !(dirichlet > 0.0) || !isfinite(dirichlet)) {
-        return MT_ERR_ARG;
-    }
-    for (size_t i = 0; i < n; ++i) {
-        if (labels[i] < 0 || (size_t)labels[i] >= n_classes) {
-            return MT_ERR_ARG;
-        }
-    }
-    const size_t d = f->n_features, width = n_classes + 2;
+    const size_t width = labels == NULL ? MT_AMF_REGRESSION_WIDTH : n_classes + 2;
     const double mass = (double)n_classes * dirichlet;
     const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
     (void)n_threads;
@@ -137,17 +80,26 @@ int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *l
             }
             for (size_t i = 0; i < n; ++i) {
                 const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
-                const size_t k = (size_t)labels[i];
                 mt_index j = f->node_offset[m];
                 for (;;) {
                     double *s = state + (size_t)j * width;
-                    /* log loss of the Dirichlet prediction before the count
-                     * (none for the node's first point: see amf.h) */
-                    if (s[1] > 0.0) {
-                        s[0] += log((s[2 + k] + dirichlet) / (s[1] + mass));
+                    if (labels == NULL) {
+                        const double yi = y[i];
+                        if (s[1] > 0.0) {
+                            double r = s[2] / s[1] - yi;
+                            s[0] -= r * r;
+                        }
+                        s[1] += 1.0;
+                        s[2] += yi;
+                        s[3] += yi * yi;
+                    } else {
+                        const size_t k = (size_t)labels[i];
+                        if (s[1] > 0.0) {
+                            s[0] += log((s[2 + k] + dirichlet) / (s[1] + mass));
+                        }
+                        s[1] += 1.0;
+                        s[2 + k] += 1.0;
                     }
-                    s[1] += 1.0;
-                    s[2 + k] += 1.0;
                     if (f->left[j] == MT_NONE) {
                         break;
                     }
@@ -158,6 +110,38 @@ int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *l
         free(scratch);
     }
     return status;
+}
+
+int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
+                             int n_threads, double *state)
+{
+    int status = check_update(f, X, n);
+    if (status != MT_OK) {
+        return status;
+    }
+    if (n > 0 && !all_finite(y, n)) {
+        return MT_ERR_ARG;
+    }
+    return amf_update(f, X, y, NULL, n, 0, 0.0, n_threads, state);
+}
+
+int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
+                          size_t n, size_t n_classes, double dirichlet, int n_threads,
+                          double *state)
+{
+    int status = check_update(f, X, n);
+    if (status != MT_OK) {
+        return status;
+    }
+    if (n_classes == 0 || !(dirichlet > 0.0) || !isfinite(dirichlet)) {
+        return MT_ERR_ARG;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (labels[i] < 0 || (size_t)labels[i] >= n_classes) {
+            return MT_ERR_ARG;
+        }
+    }
+    return amf_update(f, X, NULL, labels, n, n_classes, dirichlet, n_threads, state);
 }
 
 static mt_index key_of(const mt_forest *f, mt_index j)

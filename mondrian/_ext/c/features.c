@@ -360,7 +360,7 @@ int mt_forest_gram_points(const mt_forest *f, const double *X, size_t n, size_t 
                     w[i] = exponent > 0.0 ? exp(-exponent) : 1.0;
                     ones &= (unsigned char)(exponent > 0.0 ? 0 : 1);
                     /* Tree m's columns belong to this thread alone. */
-                    const double phi = exponent > 0.0 ? scale * exp(-exponent) : scale;
+                    const double phi = scale * w[i];
                     if (Pt1 != NULL) {
                         Pt1[col_of_node[j]] += phi;
                     }

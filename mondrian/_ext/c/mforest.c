@@ -599,8 +599,13 @@ static mt_index path_length(const mt_forest *f, size_t m, const double *x)
     return len;
 }
 
-int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
-                           mt_index *length)
+/*
+ * The two passes over the points' paths, each tree in its own coordinates:
+ * with offset == NULL the path lengths (into `length`), else the nodes and
+ * gaps of the paths (into node/gap at the offsets).
+ */
+static int walk_paths(const mt_forest *f, const double *X, size_t n, int n_threads,
+                      mt_index *length, const mt_index *offset, mt_index *node, double *gap)
 {
     if (f->n_nodes == 0) {
         return MT_ERR_ARG;
@@ -626,41 +631,10 @@ int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_
             }
             for (size_t m = 0; m < M; ++m) {
                 const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
-                length[(size_t)i * M + m] = path_length(f, m, x);
-            }
-        }
-        free(scratch);
-    }
-    return status;
-}
-
-int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
-                        const mt_index *offset, mt_index *node, double *gap)
-{
-    if (f->n_nodes == 0) {
-        return MT_ERR_ARG;
-    }
-    const size_t d = f->n_features, M = f->n_trees;
-    const ptrdiff_t count = (ptrdiff_t)n;
-    int status = MT_OK;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
-#endif
-    {
-        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
-        if (scratch == NULL) {
-            status = MT_ERR_NOMEM;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-        for (ptrdiff_t i = 0; i < count; ++i) {
-            if (scratch == NULL) {
-                continue;
-            }
-            for (size_t m = 0; m < M; ++m) {
-                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
+                if (offset == NULL) {
+                    length[(size_t)i * M + m] = path_length(f, m, x);
+                    continue;
+                }
                 mt_index j = f->node_offset[m];
                 mt_index k = offset[(size_t)i * M + m], end = offset[(size_t)i * M + m + 1];
                 for (; k < end; ++k) {
@@ -677,6 +651,21 @@ int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_thr
         free(scratch);
     }
     return status;
+}
+
+int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
+                           mt_index *length)
+{
+    return walk_paths(f, X, n, n_threads, length, NULL, NULL, NULL);
+}
+
+int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
+                        const mt_index *offset, mt_index *node, double *gap)
+{
+    if (offset == NULL) {
+        return MT_ERR_ARG;
+    }
+    return walk_paths(f, X, n, n_threads, NULL, offset, node, gap);
 }
 
 /*
