@@ -328,3 +328,28 @@ def test_events_and_learners_read_the_forest_without_copies(problem):
     with pytest.raises(BufferError):
         f.extend(f.lifetime + 1.0)
     assert f.lifetime == mf.lifetime_
+
+
+def test_cg_active_table_equals_the_cell_of_every_point(problem):
+    # CGPath.advance brings the (N, M) active-node table up to date once per
+    # call, from the cells it created (not point by point at every event).
+    # At every lifetime, however the path got there, each entry must be the
+    # node whose cell holds the point: the SGD path's table (moved at every
+    # event) and the cell lookup of the features (columns of Φ at λ) agree.
+    X, y, mf, ev = problem
+    grid = lifetime_grid(ev, 7)
+    for steps in (grid, grid[::3], grid[-1:]):
+        cg = CGRidgePath(ev, y, [0.1], local_sweeps=0)
+        sgd = SGDPath(ev, y, random_state=np.random.default_rng(0))
+        for lam in steps:
+            cg.advance(lam)
+            sgd.advance(lam, learn=False)
+            table = cg._state.active_table()
+            np.testing.assert_array_equal(table, sgd._state.active_table())
+            # The table's nodes, as columns of Φ at λ, are Φ's non-zeros.
+            cols = ev.columns_at(lam)
+            col_of = np.full(ev.n_nodes, -1)
+            col_of[cols] = np.arange(cols.size)
+            Phi = mf.training_features(lam).tocsr()
+            expected = np.sort(Phi.indices.reshape(X.shape[0], -1), axis=1)
+            np.testing.assert_array_equal(np.sort(col_of[table], axis=1), expected)

@@ -452,8 +452,8 @@ cdef class CGPath(_PathBase):
         (no component in the null space of Φ, which preconditioned CG
         removes slowly: its eigenvalues are α/(count/M + α)).
         """
-        cdef int64_t g, gl, gr, k, m, i
-        cdef Py_ssize_t a, done = 0
+        cdef int64_t g, gl, gr, k, m, i, j
+        cdef Py_ssize_t a, f, done = 0, first_fresh = self.n_fresh
         cdef double sl, sr
         with nogil:
             while self.cursor < self.n_events and self.tau[self.events[self.cursor]] <= lifetime:
@@ -481,10 +481,17 @@ cdef class CGPath(_PathBase):
                 self.fresh[self.n_fresh] = gl
                 self.fresh[self.n_fresh + 1] = gr
                 self.n_fresh += 2
-                self._move_points(gl)
-                self._move_points(gr)
                 self.cursor += 1
                 done += 1
+            # The active-node table is brought up to date once, from the
+            # cells created by this call that are still active: each point
+            # of a tree that moved is in exactly one of them, so this writes
+            # at most N·M entries, where moving the points at every event
+            # writes one per point and level crossed (N·M·depth).
+            for f in range(first_fresh, self.n_fresh):
+                j = self.fresh[f]
+                if self.active[j]:
+                    self._move_points(j)
             if dual and done > 0:
                 self.resid_valid = False
         return done
