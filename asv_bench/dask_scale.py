@@ -71,7 +71,7 @@ def main() -> None:
     from mondrian.gp import SparseSpectrumGPRegressor
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=args.memory_limit,
-                           dashboard_address=None)
+                           dashboard_address=":0")
     client = Client(cluster)
     X, y = synthetic_dask(args.rows, 0, args.chunk)
     Xm, ym = synthetic_numpy(args.memory_rows, 1)

@@ -15,8 +15,10 @@ from mondrian.ridge import ridge_solve  # noqa: E402
 
 @pytest.fixture(scope="module")
 def client():
+    # dashboard_address=":0": the scheduler's HTTP server always starts, on
+    # 8787 unless told otherwise, so two runs at once on one machine collide.
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, memory_limit="1GiB")
+                                       dashboard_address=":0", memory_limit="1GiB")
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
