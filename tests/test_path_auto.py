@@ -388,3 +388,71 @@ def test_cg_path_from_a_pilot(monkeypatch):
     yc = y - y.mean()
     r = Phi.T @ (yc - Phi @ model.coef_) - model.alpha_ * model.coef_
     assert np.linalg.norm(r) <= p["tol"] * np.linalg.norm(Phi.T @ yc) * 1.0001
+
+
+# --------------------------------------------------------------------------
+# n_trees='auto': more trees where the kernel estimate's Monte-Carlo error
+# still shows on the pilot
+# --------------------------------------------------------------------------
+def test_tree_sensitivity_is_the_leave_one_out_excess_of_half_forests(forest):
+    X, y, mf = forest
+    labels = cell_labels(mf, 0.7)
+    alpha = 0.05
+
+    def loo(part):
+        return DualRidge(mondrian_kernel_matrix(np.ascontiguousarray(part)),
+                         y).loo_mse(np.array([alpha]))[0]
+
+    halves = 0.5 * (loo(labels[:, :20]) + loo(labels[:, 20:]))
+    expected = np.sqrt(halves / loo(labels)) - 1.0
+    got = path_estimators.tree_sensitivity(labels, y, alpha)
+    assert got == pytest.approx(expected, rel=1e-9)
+    # Halves identical to each other give the whole forest's kernel: no
+    # excess at all.
+    twice = np.ascontiguousarray(np.hstack([labels[:, :20], labels[:, :20]]))
+    assert abs(path_estimators.tree_sensitivity(twice, y, alpha)) < 1e-10
+    with pytest.raises(ValueError, match="at least 2 trees"):
+        path_estimators.tree_sensitivity(labels[:, :1], y, alpha)
+
+
+def test_auto_trees_double_when_half_forests_are_worse(monkeypatch):
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
+    monkeypatch.setattr(path_estimators, "AUTO_PATH_TREES", 10)
+    monkeypatch.setattr(path_estimators, "AUTO_TREE_BUDGET", 300 * 30)
+    X, y = _data(n=300, d=3, seed=14, noise=0.01)
+    model = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    trees = model.path_["trees"]
+    # The recorded sensitivity is the pilot's, at the pilot's selection.
+    c = model.path_["confirm"]
+    pilot = model.path_["validation_rows"]
+    labels = cell_labels(model.pilot_features_, c["pilot_lifetime"])[:pilot.size]
+    yp = y[pilot] - y[pilot].mean()
+    assert trees["sensitivity"] == pytest.approx(
+        path_estimators.tree_sensitivity(labels, yp, c["pilot_alpha"]), rel=1e-12)
+    assert trees["pilot"] == model.pilot_features_.n_trees == 30
+    # Low noise: half the trees are clearly worse, so the final forest has
+    # twice as many (the ladder still ranks on the pilot's count).
+    assert trees["sensitivity"] > path_estimators.TREE_GAIN
+    assert trees["final"] == model.n_trees_ == model.features_.n_trees == 60
+    assert model.features_.lifetime_ == model.lifetime_
+    # The weights solve ridge on all points on the final forest.
+    Phi = model.features_.training_features(model.lifetime_).toarray()
+    yc = y - y.mean()
+    r = Phi.T @ (yc - Phi @ model.coef_) - model.alpha_ * model.coef_
+    assert np.linalg.norm(r) <= model.path_["tol"] * np.linalg.norm(Phi.T @ yc) * 1.0001
+    # Above the margin only: the same fit with a margin it does not pass
+    # keeps the pilot's count and is otherwise the same selection.
+    monkeypatch.setattr(path_estimators, "TREE_GAIN", trees["sensitivity"] * 1.01)
+    same = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    assert same.n_trees_ == same.path_["trees"]["final"] == 30
+    assert (same.lifetime_, same.alpha_) == (model.lifetime_, model.alpha_)
+    # A noisy target does not ask for more trees: the Monte-Carlo error of
+    # the kernel is small beside the noise.
+    monkeypatch.setattr(path_estimators, "TREE_GAIN", 0.02)
+    Xn, yn = _data(n=300, d=3, seed=14, noise=1.0)
+    noisy = MondrianKernelRidgeCV(random_state=0).fit(Xn, yn)
+    assert noisy.path_["trees"]["sensitivity"] < trees["sensitivity"]
+    # An explicit n_trees is never changed.
+    fixed = MondrianKernelRidgeCV(n_trees=30, random_state=0).fit(X, y)
+    assert fixed.n_trees_ == 30 and fixed.path_["trees"]["sensitivity"] is None
