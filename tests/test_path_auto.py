@@ -407,6 +407,8 @@ def test_tree_sensitivity_is_the_leave_one_out_excess_of_half_forests(forest):
     expected = np.sqrt(halves / loo(labels)) - 1.0
     got = path_estimators.tree_sensitivity(labels, y, alpha)
     assert got == pytest.approx(expected, rel=1e-9)
+    given = path_estimators.tree_sensitivity(labels, y, alpha, whole_mse=loo(labels))
+    assert given == pytest.approx(expected, rel=1e-9)
     # Halves identical to each other give the whole forest's kernel: no
     # excess at all.
     twice = np.ascontiguousarray(np.hstack([labels[:, :20], labels[:, :20]]))
@@ -429,7 +431,7 @@ def test_auto_trees_double_when_half_forests_are_worse(monkeypatch):
     labels = cell_labels(model.pilot_features_, c["pilot_lifetime"])[:pilot.size]
     yp = y[pilot] - y[pilot].mean()
     assert trees["sensitivity"] == pytest.approx(
-        path_estimators.tree_sensitivity(labels, yp, c["pilot_alpha"]), rel=1e-12)
+        path_estimators.tree_sensitivity(labels, yp, c["pilot_alpha"]), rel=1e-9)
     assert trees["pilot"] == model.pilot_features_.n_trees == 30
     # Low noise: half the trees are clearly worse, so the final forest has
     # twice as many (the ladder still ranks on the pilot's count).
