@@ -65,11 +65,9 @@ __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
 #: the exact GP of :func:`mondrian.gp.exact_gp_regressor` search the same box.
 HYPERPARAMETER_BOUNDS = (1e-5, 1e5)
 
-#: Rows per block when ``block_size=None``: blocks of about 16 MiB of
-#: features (4096 rows at 2p = 512), large enough for BLAS to run at full
-#: speed and small enough that the working set of a gradient pass (the
-#: features, their product with a 2p × 2p matrix, the angles) stays below
-#: 100 MiB.
+#: Rows per block of ``predict`` and ``sample_y`` when ``block_size=None``
+#: and the features of all rows take more than ``_CACHE_BYTES``: blocks of
+#: about 16 MiB of features (4096 rows at 2p = 512).
 _BLOCK_BYTES = 16 * 2 ** 20
 
 #: Up to this many bytes of features (n × 2p × 8) the forward pass keeps Φ
@@ -77,7 +75,10 @@ _BLOCK_BYTES = 16 * 2 ** 20
 _CACHE_BYTES = 64 * 2 ** 20
 
 #: Rows per block of an evaluation's passes when ``block_size=None``: about
-#: this many bytes of features (PASS_ROWS_NOTE).
+#: this many bytes of features (4096 rows at 2p = 512).  Each worker thread
+#: holds a block's features, their product ΦM and the pairing H (2.5 times
+#: this); on one thread, blocks of 512 to 8192 rows at 2p = 512 gave the
+#: same time within the noise (syrk and gemm at full speed from 512 rows).
 _PASS_BYTES = 16 * 2 ** 20
 
 #: An evaluation's passes split the blocks into at most this many groups of
@@ -448,9 +449,13 @@ def sparse_spectrum_nlml(X, y, spectral_points, theta, *, eval_gradient: bool = 
     eval_gradient : bool, default=False
         Also return the analytic gradient.
     block_size : int, optional
-        Rows per block for the accumulation of ΦᵀΦ and Φᵀy; default all
-        rows if their features take at most 64 MiB (n·2p·8 bytes), else
-        blocks of about 16 MiB of features.
+        Rows per block of the two passes over the rows (ΦᵀΦ and Φᵀy, then
+        the gradient's ΦM); default blocks of about 16 MiB of features.
+        The blocks are shared by up to as many threads as the BLAS may use
+        (one BLAS thread each) when n·(2p)² exceeds
+        :data:`SERIAL_FLOPS`; the result does not depend on the thread
+        count.  The features of all rows are kept between the passes when
+        they take at most 64 MiB (n·2p·8 bytes).
 
     Returns
     -------
@@ -638,9 +643,11 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         None: no subsample.  Not used with ``optimize_frequencies`` (p·D
         more parameters: a Hessian would cost p·D passes).
     block_size : int, optional
-        Rows per block of the accumulation of ΦᵀΦ and Φᵀy (and of
-        ``predict``); default all rows if their features take at most
-        64 MiB (n·2p·8 bytes), else blocks of about 16 MiB of features.
+        Rows per block of the passes of each NLML evaluation (ΦᵀΦ and Φᵀy,
+        then the gradient's ΦM; default blocks of about 16 MiB of
+        features, shared by the threads as in :func:`sparse_spectrum_nlml`)
+        and of ``predict`` (default all rows if their features take at
+        most 64 MiB, n·2p·8 bytes, else 16 MiB blocks).
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
         Source of the spectral points; an int or SeedSequence makes ``fit``
         reproducible.
