@@ -346,9 +346,10 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
         keep = gradient and n * m2 * 8 <= _CACHE_BYTES
         # Data-parallel passes: each of ``workers`` threads makes its own
         # blocks' features and runs BLAS on them on one thread, so the
-        # threads meet once per pass, not at every BLAS call (on two cores
-        # OpenBLAS's own two-thread syrk ran at half the speed of one thread
-        # per block; under load from other processes, at a fifth).
+        # threads meet once per pass, not at every BLAS call.  With another
+        # process on one of two cores, numpy's two-thread syrk over
+        # 2·10⁵ x 512 features took 6.2 s, two threads of one-thread syrks
+        # on half the blocks each 1.9 s (asv_bench/ssgp_scale.py).
         with _pass_limit(workers):
             G, b, Phi = _normal_sums(X, y, omega, rows, workers, keep)
     A = a * G
