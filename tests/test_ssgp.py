@@ -196,6 +196,30 @@ def test_row_groups_cover_the_rows_in_whole_blocks():
     assert len(_row_groups(10 ** 5, 4096, 512)) == 2
 
 
+def test_map_groups_returns_in_group_order_and_raises():
+    import threading
+    from mondrian.gp.ssgp import _map_groups
+    groups = [(0, 3), (3, 5), (5, 9), (9, 10)]
+    seen = {}
+
+    def task(start, stop, scratch):
+        scratch.setdefault("thread", threading.get_ident())   # private to the thread
+        seen[start] = scratch["thread"] == threading.get_ident()
+        return stop - start
+
+    for workers in (1, 2, 8):
+        assert _map_groups(groups, workers, task) == [3, 2, 4, 1]
+    assert all(seen.values())
+
+    def failing(start, stop, scratch):
+        if start == 5:
+            raise np.linalg.LinAlgError("group 2")
+        return start
+
+    with pytest.raises(np.linalg.LinAlgError, match="group 2"):
+        _map_groups(groups, 2, failing)
+
+
 def test_nlml_is_the_exact_gp_evidence_of_the_feature_kernel():
     """With p spectral points the Gram matrix has rank 2p; at p = 1 and
     n = 2 everything is by hand: K' = σ_f²[[1, c], [c, 1]], c = cos ω(x₁ - x₂)."""
