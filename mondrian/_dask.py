@@ -365,18 +365,18 @@ def _rows_xy(xb, yb, local, d):
 
 
 def _ssgp_normal_block(xb, yb, omega, d):
-    from .gp.ssgp import _block_rows, _normal_sums
+    from .gp.ssgp import _normal_sums, _pass_rows
     xb = _check_block(xb, d)
-    G, b, _ = _normal_sums(xb, np.asarray(yb, dtype=np.float64), omega,
-                           _block_rows(xb.shape[0], 2 * omega.shape[1], None))
+    G, b, _ = _normal_sums(xb, np.ascontiguousarray(yb, dtype=np.float64), omega,
+                           _pass_rows(2 * omega.shape[1], None))
     return G, b
 
 
-def _ssgp_gradient_block(xb, yb, omega, M, d):
-    from .gp.ssgp import _block_rows, _gradient_sums
+def _ssgp_gradient_block(xb, yb, omega, M, alpha_as, d):
+    from .gp.ssgp import _gradient_sums, _pass_rows
     xb = _check_block(xb, d)
-    return _gradient_sums(xb, np.asarray(yb, dtype=np.float64), omega, M,
-                          _block_rows(xb.shape[0], 2 * omega.shape[1], None))
+    return (_gradient_sums(xb, np.ascontiguousarray(yb, dtype=np.float64), omega, M, alpha_as,
+                           _pass_rows(2 * omega.shape[1], None)),)   # a tuple for tree_sum
 
 
 def ssgp_normal_sums(X, y, omega):
@@ -388,13 +388,14 @@ def ssgp_normal_sums(X, y, omega):
     return dask.compute(tree_sum(parts))[0]
 
 
-def ssgp_gradient_sums(X, y, omega, M):
-    """XᵀH and (X∘y)ᵀΦ of the SSGP gradient over every block."""
+def ssgp_gradient_sums(X, y, omega, M, alpha_as):
+    """XᵀH of the SSGP gradient over every block (``_gradient_sums``)."""
     dask, _ = _dask()
-    parts = [dask.delayed(_ssgp_gradient_block, pure=True)(xb, yb, omega, M, X.shape[1],
+    parts = [dask.delayed(_ssgp_gradient_block, pure=True)(xb, yb, omega, M, alpha_as,
+                                                           X.shape[1],
                                                            dask_key_name=_key(f"ssgp-w-{b}"))
              for b, (xb, yb) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))]
-    return dask.compute(tree_sum(parts))[0]
+    return dask.compute(tree_sum(parts))[0][0]
 
 
 def ssgp_predict_blocks(est, X, return_std: bool, include_noise: bool):

@@ -158,3 +158,48 @@ def test_cos_sin_kernel_accuracy():
     assert np.all(np.isnan(two[1, 0:2000:2000]))
     with pytest.raises(ValueError, match="n_threads"):
         cos_sin_pairs(T, 1.0, 0)
+
+
+def test_features_from_inputs_match_angles_then_pairs():
+    """fourier_features (angles formed in C a tile of rows at a time, Φᵀy
+    fused) equals cos_sin_pairs of the BLAS angles XΩ up to the rounding of
+    the angles, whatever the thread count; the pairing kernel of the SSGP
+    gradient equals its numpy expression."""
+    from mondrian._ext._fourier import cos_sin_pairs, fourier_features, ssgp_pairing
+
+    rng = np.random.default_rng(0)
+    for n, D, p in ((1, 1, 1), (7, 3, 5), (203, 8, 37)):        # tiles of 8 rows, partial ones
+        X = rng.uniform(-3, 3, (n, D))
+        omega = rng.standard_normal((D, p))
+        y = rng.standard_normal(n)
+        T = X @ omega
+        ref = cos_sin_pairs(T, 1.5)
+        out = fourier_features(X, omega, np.empty((n, 2 * p)), 1.5)
+        # |Δt| <= D·max|x ω|·2⁻⁵² ≈ 1e-14 here; cos, sin are 1-Lipschitz
+        np.testing.assert_allclose(out, ref, rtol=0, atol=1e-13)
+        exact_t = np.einsum("id,dj->ij", X, omega)    # any order: the same to 1e-14
+        np.testing.assert_allclose(out[:, 0::2], 1.5 * np.cos(exact_t), rtol=0, atol=1e-13)
+        b = np.full(2 * p, 0.25)                      # accumulates onto what is there
+        with_b = fourier_features(X, omega, np.empty((n, 2 * p)), 1.5, y, b)
+        np.testing.assert_array_equal(with_b, out)
+        np.testing.assert_allclose(b, 0.25 + out.T @ y, rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(fourier_features(X, omega, np.empty((n, 2 * p)), 1.5,
+                                                       n_threads=2), out)
+        E = rng.standard_normal((n, 2 * p))
+        alpha = rng.standard_normal(2 * p)
+        H = ssgp_pairing(E, out, np.empty((n, p)), y, alpha)
+        Ep = E - np.outer(y, alpha)
+        np.testing.assert_allclose(H, Ep[:, 1::2] * out[:, 0::2] - Ep[:, 0::2] * out[:, 1::2],
+                                   rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(ssgp_pairing(E, out, np.empty((n, p))),
+                                      E[:, 1::2] * out[:, 0::2] - E[:, 0::2] * out[:, 1::2])
+    X = rng.standard_normal((4, 2))
+    with pytest.raises(ValueError, match="omega"):
+        fourier_features(X, np.ones((3, 2)), np.empty((4, 4)))
+    with pytest.raises(ValueError, match="out"):
+        fourier_features(X, np.ones((2, 2)), np.empty((4, 3)))
+    with pytest.raises(ValueError, match="together"):
+        fourier_features(X, np.ones((2, 2)), np.empty((4, 4)), 1.0, np.ones(4))
+    with pytest.raises(ValueError, match="E and phi"):
+        ssgp_pairing(np.ones((4, 4)), np.ones((4, 4)), np.empty((4, 3)))
+    assert fourier_features(np.empty((0, 2)), np.ones((2, 3)), np.empty((0, 6))).shape == (0, 6)

@@ -115,6 +115,111 @@ def test_blocks_give_the_same_nlml_and_gradient():
         np.testing.assert_allclose(part[2], whole[2], rtol=1e-10, atol=1e-12)
 
 
+def _reference_evaluation(X, y, eps, theta):
+    """The evaluation as it was before the data-parallel passes, in numpy:
+    features from np.cos/np.sin of XΩ, one ΦᵀΦ, and the gradient through
+    W = XᵀH₀ - ((X∘y)ᵀΦ paired with α') for E = ΦM - y α'ᵀ."""
+    import scipy.linalg as la
+    n, D = X.shape
+    p = eps.shape[0]
+    a, s = np.exp(theta[0]) / p, np.exp(theta[-1])
+    ls = np.exp(theta[1:1 + D])
+    C, S, omega = _dense_features(X, eps, theta)
+    Phi = np.empty((n, 2 * p))
+    Phi[:, 0::2], Phi[:, 1::2] = C, S
+    A = a * Phi.T @ Phi + s * np.eye(2 * p)
+    R = la.cholesky(A)
+    b = Phi.T @ y
+    c = la.solve_triangular(R, b, trans="T")
+    quad = (y @ y - a * c @ c) / s
+    nlml = 0.5 * quad + np.log(np.diag(R)).sum() + (0.5 * n - p) * np.log(s) \
+        + 0.5 * n * np.log(2 * np.pi)
+    alpha = la.solve_triangular(R, c)
+    Ainv = la.cho_solve((R, False), np.eye(2 * p))
+    tr, aa = np.trace(Ainv), alpha @ alpha
+    g = np.empty(D + 2)
+    g[0] = -0.5 * a * aa + 0.5 * (2 * p - s * tr)
+    g[-1] = -0.5 * quad + 0.5 * a * aa + 0.5 * s * tr + 0.5 * n - p
+    E = Phi @ (a * Ainv + (a * a / s) * np.outer(alpha, alpha))
+    W = X.T @ (E[:, 1::2] * C - E[:, 0::2] * S)
+    Cy = (X * y[:, None]).T @ Phi
+    alpha_as = (a / s) * alpha
+    W -= Cy[:, 0::2] * alpha_as[1::2] - Cy[:, 1::2] * alpha_as[0::2]
+    g[1:1 + D] = -np.sum(omega * W, axis=1)
+    return nlml, g, (W / ls[:, None]).T
+
+
+def test_passes_equal_the_reference_evaluation(monkeypatch):
+    """The evaluation (features in C, groups of blocks shared by worker
+    threads, the rank-one term in the pairing) equals the earlier numpy
+    algorithm to 1e-12 for any block size, with or without the features
+    kept between the passes; and the threads change nothing, bit for bit."""
+    from mondrian.gp import ssgp
+    X, y = _data(n=1003, D=4, seed=6)
+    eps = np.random.default_rng(7).standard_normal((9, 4))
+    theta = np.array([0.2, -0.3, 0.1, 0.4, 0.0, -1.5])
+    ref = _reference_evaluation(X, y, eps, theta)
+    results = {}
+    kept = ssgp._CACHE_BYTES
+    for cache in (kept, 0):
+        monkeypatch.setattr(ssgp, "_CACHE_BYTES", cache)
+        for block in (None, 1, 64, 300, 1003):
+            for workers in (1, 2):
+                monkeypatch.setattr(ssgp, "_feature_threads", lambda n, m2, w=workers: w)
+                got = sparse_spectrum_nlml(X, y, eps, theta, eval_gradient=True, block_size=block)
+                np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
+                np.testing.assert_allclose(got[1], ref[1], rtol=1e-12,
+                                           atol=1e-12 * np.abs(ref[1]).max())
+                np.testing.assert_allclose(got[2], ref[2], rtol=1e-12,
+                                           atol=1e-12 * np.abs(ref[2]).max())
+                results.setdefault((cache, block), []).append(got)
+    for (cache, block), (one, two) in results.items():
+        for u, v in zip(one, two):
+            np.testing.assert_array_equal(u, v)
+        # the kept features are the recomputed ones, bit for bit
+        if cache == 0:
+            for u, v in zip(results[(kept, block)][0], one):
+                np.testing.assert_array_equal(u, v)
+
+
+def test_row_groups_cover_the_rows_in_whole_blocks():
+    from mondrian.gp.ssgp import _GROUPS, _row_groups
+    for n, m2, rows in ((1, 4, 5), (10, 4, 3), (1003, 18, 64), (10 ** 6, 512, 4096),
+                        (10 ** 5, 4096, 512)):
+        groups = _row_groups(n, m2, rows)
+        assert groups[0][0] == 0 and groups[-1][1] == n
+        assert all(a[1] == b[0] for a, b in zip(groups, groups[1:]))
+        assert all(stop > start and start % rows == 0 for start, stop in groups)
+        assert 1 <= len(groups) <= max(2, _GROUPS)
+        assert len(groups) == min(-(-n // rows), _GROUPS) or m2 == 4096
+    # 4096 x 4096 sums of 128 MiB each: two groups, not eight
+    assert len(_row_groups(10 ** 5, 4096, 512)) == 2
+
+
+def test_map_groups_returns_in_group_order_and_raises():
+    import threading
+    from mondrian.gp.ssgp import _map_groups
+    groups = [(0, 3), (3, 5), (5, 9), (9, 10)]
+    seen = {}
+
+    def task(start, stop, scratch):
+        scratch.setdefault("thread", threading.get_ident())   # private to the thread
+        seen[start] = scratch["thread"] == threading.get_ident()
+        return stop - start
+
+    for workers in (1, 2, 8):
+        assert _map_groups(groups, workers, task) == [3, 2, 4, 1]
+    assert all(seen.values())
+
+    def failing(start, stop, scratch):
+        if start == 5:
+            raise np.linalg.LinAlgError("group 2")
+        return start
+
+    with pytest.raises(np.linalg.LinAlgError, match="group 2"):
+        _map_groups(groups, 2, failing)
+
+
 def test_nlml_is_the_exact_gp_evidence_of_the_feature_kernel():
     """With p spectral points the Gram matrix has rank 2p; at p = 1 and
     n = 2 everything is by hand: K' = σ_f²[[1, c], [c, 1]], c = cos ω(x₁ - x₂)."""

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import threading
 import warnings
 
 import numpy as np
@@ -50,7 +51,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._dask import is_dask_collection
-from .._ext._fourier import cos_sin_pairs
+from .._ext._fourier import fourier_features, ssgp_pairing
 from .._validation import (available_cores, check_array_input, check_bool, check_int,
                            check_length_scales, check_positive_float, check_random_generator)
 from .._progress import check_verbose, progress
@@ -64,16 +65,28 @@ __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
 #: the exact GP of :func:`mondrian.gp.exact_gp_regressor` search the same box.
 HYPERPARAMETER_BOUNDS = (1e-5, 1e5)
 
-#: Rows per block when ``block_size=None``: blocks of about 16 MiB of
-#: features (4096 rows at 2p = 512), large enough for BLAS to run at full
-#: speed and small enough that the working set of a gradient pass (the
-#: features, their product with a 2p × 2p matrix, the angles) stays below
-#: 100 MiB.
+#: Rows per block of ``predict`` and ``sample_y`` when ``block_size=None``
+#: and the features of all rows take more than ``_CACHE_BYTES``: blocks of
+#: about 16 MiB of features (4096 rows at 2p = 512).
 _BLOCK_BYTES = 16 * 2 ** 20
 
 #: Up to this many bytes of features (n × 2p × 8) the forward pass keeps Φ
-#: for the gradient pass instead of recomputing it (one block of all rows).
+#: for the gradient pass instead of recomputing it.
 _CACHE_BYTES = 64 * 2 ** 20
+
+#: Rows per block of an evaluation's passes when ``block_size=None``: about
+#: this many bytes of features (4096 rows at 2p = 512).  Each worker thread
+#: holds a block's features, their product ΦM and the pairing H (2.5 times
+#: this); on one thread, blocks of 512 to 8192 rows at 2p = 512 gave the
+#: same time within the noise (syrk and gemm at full speed from 512 rows).
+_PASS_BYTES = 16 * 2 ** 20
+
+#: An evaluation's passes split the blocks into at most this many groups of
+#: consecutive blocks, each with its own sums (see ``_row_groups``), and at
+#: most as many as keep the groups' 2p × 2p sums within
+#: ``_ACCUMULATOR_BYTES`` (but always 2, for two threads).
+_GROUPS = 8
+_ACCUMULATOR_BYTES = 64 * 2 ** 20
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -112,6 +125,11 @@ _HESSIAN_STEP = 1e-4
 _HESSIAN_FLOOR = 1e-4
 
 
+def _pass_limit(workers: int):
+    """One BLAS thread inside data-parallel passes (``workers`` > 1)."""
+    return blas_threads(1) if workers > 1 else contextlib.nullcontext()
+
+
 def _blas_limit(n: int, n_features2: int):
     """One BLAS thread for small products (see ``SERIAL_FLOPS``), else no limit."""
     if n * n_features2 ** 2 <= SERIAL_FLOPS:
@@ -140,45 +158,138 @@ def _feature_threads(n: int, n_features2: int) -> int:
 
 
 def _features(X: np.ndarray, omega: np.ndarray, n_threads: int = 1) -> np.ndarray:
-    """Φ with columns 2j, 2j+1 = cos, sin of ω_jᵀx (C, _ext/c/fourier.c)."""
-    return cos_sin_pairs(X @ omega, 1.0, n_threads)
+    """Φ with columns 2j, 2j+1 = cos, sin of ω_jᵀx (C, _ext/c/fourier.c: the
+    angles XΩ are formed a tile of rows at a time and never stored)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    out = np.empty((X.shape[0], 2 * omega.shape[1]))
+    return fourier_features(X, np.ascontiguousarray(omega), out, 1.0, n_threads=n_threads)
 
 
-def _normal_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, rows: int):
-    """ΦᵀΦ and Φᵀy over blocks of ``rows`` rows; also Φ when one block holds
-    every row (so that the gradient's pass need not make it again)."""
-    n, m2 = X.shape[0], 2 * omega.shape[1]
-    G = np.zeros((m2, m2))
-    b = np.zeros(m2)
-    Phi = None
-    threads = _feature_threads(n, m2)
-    for start in range(0, n, rows):
-        Phi = _features(X[start:start + rows], omega, threads)
-        G += Phi.T @ Phi                                   # BLAS syrk
-        b += Phi.T @ y[start:start + rows]
-    return G, b, (Phi if rows >= n else None)
+def _pass_rows(n_features2: int, block_size: int | None) -> int:
+    """Rows per block of the two passes of an evaluation: ``block_size`` if
+    given, else about :data:`_PASS_BYTES` of features."""
+    if block_size is not None:
+        return block_size
+    return max(256, _PASS_BYTES // (8 * n_features2))
 
 
-def _gradient_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, M: np.ndarray, rows: int,
-                   Phi: np.ndarray | None = None):
-    """W = XᵀH for E = ΦM (see :func:`_nlml`) and C = (X∘y)ᵀΦ, over blocks of
-    ``rows`` rows (Φ of every row may be given)."""
+def _row_groups(n: int, n_features2: int, rows: int) -> list[tuple[int, int]]:
+    """The rows of a pass as consecutive groups of whole blocks, each with its
+    own accumulators (summed in group order at the end).  The grouping
+    depends on n, 2p and the block size only: worker threads take groups as
+    they come free, and the sums do not depend on the thread count or on
+    the order in which the groups finish."""
+    n_blocks = -(-n // rows)
+    cap = max(2, _ACCUMULATOR_BYTES // (8 * n_features2 ** 2))
+    n_groups = max(1, min(n_blocks, _GROUPS, cap))
+    bounds = [min(n, rows * (n_blocks * g // n_groups)) for g in range(n_groups + 1)]
+    return [(bounds[g], bounds[g + 1]) for g in range(n_groups) if bounds[g + 1] > bounds[g]]
+
+
+def _map_groups(groups, workers: int, task):
+    """[task(start, stop, scratch) for each group], on ``workers`` threads
+    that each take the next group as they come free; ``scratch`` is a dict
+    private to the thread (its buffers live across its groups)."""
+    if workers <= 1 or len(groups) <= 1:
+        scratch = {}
+        return [task(start, stop, scratch) for start, stop in groups]
+    results = [None] * len(groups)
+    order = iter(range(len(groups)))
+    lock = threading.Lock()
+
+    def worker():
+        scratch = {}
+        while True:
+            with lock:
+                g = next(order, None)
+            if g is None:
+                return
+            results[g] = task(*groups[g], scratch)
+
+    with concurrent.futures.ThreadPoolExecutor(min(workers, len(groups))) as pool:
+        futures = [pool.submit(worker) for _ in range(min(workers, len(groups)))]
+        for future in futures:
+            future.result()
+    return results
+
+
+def _buffer(scratch: dict, name: str, shape: tuple[int, int]) -> np.ndarray:
+    """A C-contiguous (shape[0], shape[1]) view of a thread's buffer ``name``,
+    allocated once for the largest block."""
+    buf = scratch.get(name)
+    if buf is None or buf.shape[0] < shape[0] or buf.shape[1] != shape[1]:
+        buf = scratch[name] = np.empty(shape)
+    return buf[:shape[0]]
+
+
+def _normal_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, rows: int, workers: int = 1,
+                 keep: bool = False):
+    """ΦᵀΦ and Φᵀy over blocks of ``rows`` rows, in groups of blocks that
+    ``workers`` threads share (each with one BLAS thread: see
+    :func:`_nlml`); with ``keep``, also Φ of every row (else None).
+
+    Per block: the features from X in C (angles, cos/sin and Φᵀy fused),
+    then ΦᵀΦ by BLAS syrk into a thread's buffer, added to the group's sum.
+    """
+    n = X.shape[0]
+    m2 = 2 * omega.shape[1]
+    Phi = np.empty((n, m2)) if keep else None
+
+    def task(start, stop, scratch):
+        G = np.zeros((m2, m2))
+        b = np.zeros(m2)
+        product = _buffer(scratch, "gram", (m2, m2))
+        for lo in range(start, stop, rows):
+            hi = min(lo + rows, stop)
+            Pb = Phi[lo:hi] if keep else _buffer(scratch, "phi", (hi - lo, m2))
+            fourier_features(X[lo:hi], omega, Pb, 1.0, y[lo:hi], b)
+            np.matmul(Pb.T, Pb, out=product)                 # BLAS syrk
+            G += product
+        return G, b
+
+    parts = _map_groups(_row_groups(n, m2, rows), workers, task)
+    G, b = parts[0]
+    for Gg, bg in parts[1:]:
+        G += Gg
+        b += bg
+    return G, b, Phi
+
+
+def _gradient_sums(X: np.ndarray, y: np.ndarray, omega: np.ndarray, M: np.ndarray,
+                   alpha_as: np.ndarray, rows: int, workers: int = 1,
+                   Phi: np.ndarray | None = None) -> np.ndarray:
+    """W = XᵀH for ∂NLML/∂Φ = E = ΦM - y α'ᵀ (α' = ``alpha_as``, see
+    :func:`_nlml`), over blocks of ``rows`` rows shared by ``workers``
+    threads as in :func:`_normal_sums` (Φ of every row may be given).
+
+    Per block: the features (unless given), E₀ = ΦM by BLAS gemm into a
+    thread's buffer, the pairing H_ij = E_i,2j+1 cos t_ij - E_i,2j sin t_ij
+    with the rank-one term applied on the fly (C), and XᵀH (BLAS).
+    """
     n, D = X.shape
     p = omega.shape[1]
-    W = np.zeros((D, p))
-    C = np.zeros((D, 2 * p))
-    threads = _feature_threads(n, 2 * p)
-    for start in range(0, n, rows):
-        Xb = X[start:start + rows]
-        Pb = Phi if Phi is not None else _features(Xb, omega, threads)
-        E = Pb @ M                                         # BLAS gemm
-        # H = E paired with (-sin, cos), without temporaries beyond H itself
-        H = np.multiply(E[:, 1::2], Pb[:, 0::2])
-        E2 = np.multiply(E[:, 0::2], Pb[:, 1::2], out=E[:, 0::2])
-        H -= E2
-        W += Xb.T @ H
-        C += (Xb * y[start:start + rows, None]).T @ Pb     # (X∘y)ᵀΦ, D x 2p
-    return W, C
+    m2 = 2 * p
+
+    def task(start, stop, scratch):
+        W = np.zeros((D, p))
+        product = _buffer(scratch, "w", (D, p))
+        for lo in range(start, stop, rows):
+            hi = min(lo + rows, stop)
+            if Phi is not None:
+                Pb = Phi[lo:hi]
+            else:
+                Pb = fourier_features(X[lo:hi], omega, _buffer(scratch, "phi", (hi - lo, m2)))
+            Eb = np.matmul(Pb, M, out=_buffer(scratch, "e", (hi - lo, m2)))   # BLAS gemm
+            Hb = ssgp_pairing(Eb, Pb, _buffer(scratch, "h", (hi - lo, p)), y[lo:hi], alpha_as)
+            np.matmul(X[lo:hi].T, Hb, out=product)
+            W += product
+        return W
+
+    parts = _map_groups(_row_groups(n, m2, rows), workers, task)
+    W = parts[0]
+    for Wg in parts[1:]:
+        W += Wg
+    return W
 
 
 class _Evaluation:
@@ -205,9 +316,13 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
       angles t = XΩ (Ω = [ω₁ … ω_p], D × p) and Φ = [cos t, sin t] paired,
       ∂/∂t_ij = E_i,2j+1 cos t_ij - E_i,2j sin t_ij =: H_ij, so
       ∂/∂Ω = XᵀH, ∂/∂ε_jd = (XᵀH)_dj / ℓ_d and
-      ∂/∂log ℓ_d = -Σ_j Ω_dj (XᵀH)_dj.  The rank-one part of E enters XᵀH
-      through the D × 2p product (X∘y)ᵀΦ, so the only n × 2p × 2p work
-      besides ΦᵀΦ is the gemm ΦM.
+      ∂/∂log ℓ_d = -Σ_j Ω_dj (XᵀH)_dj.  The rank-one part of E is applied
+      row by row in the pairing (C), so the only n × 2p × 2p work besides
+      ΦᵀΦ is the gemm ΦM.
+
+    The two passes over the rows (ΦᵀΦ and Φᵀy; then ΦM and XᵀH) are split
+    into groups of blocks shared by the worker threads (see ``_row_groups``;
+    features kept between the passes up to ``_CACHE_BYTES``).
     """
     n, D = X.shape
     p = eps.shape[0]
@@ -218,15 +333,25 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
     omega = np.ascontiguousarray((eps / ls).T)            # (D, p)
 
     dask_data = is_dask_collection(X)
+    if not dask_data:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
     if dask_data:
         from .._dask import ssgp_normal_sums
         G, b = ssgp_normal_sums(X, y, omega)
         Phi = None
     else:
-        rows = _block_rows(n, m2, block_size)
-        G, b, Phi = _normal_sums(X, y, omega, rows)
-        if not gradient:
-            Phi = None
+        rows = _pass_rows(m2, block_size)
+        workers = _feature_threads(n, m2)
+        keep = gradient and n * m2 * 8 <= _CACHE_BYTES
+        # Data-parallel passes: each of ``workers`` threads makes its own
+        # blocks' features and runs BLAS on them on one thread, so the
+        # threads meet once per pass, not at every BLAS call.  With another
+        # process on one of two cores, numpy's two-thread syrk over
+        # 2·10⁵ x 512 features took 6.2 s, two threads of one-thread syrks
+        # on half the blocks each 1.9 s (asv_bench/ssgp_scale.py).
+        with _pass_limit(workers):
+            G, b, Phi = _normal_sums(X, y, omega, rows, workers, keep)
     A = a * G
     A.flat[::m2 + 1] += s
     R, info = lapack.dpotrf(A, lower=0, clean=1, overwrite_a=1)
@@ -262,12 +387,10 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
     alpha_as = (a / s) * alpha
     if dask_data:
         from .._dask import ssgp_gradient_sums
-        W, C = ssgp_gradient_sums(X, y, omega, M)
+        W = ssgp_gradient_sums(X, y, omega, M, alpha_as)
     else:
-        W, C = _gradient_sums(X, y, omega, M, rows, Phi)
-    # The rank-one part -y(a/s)αᵀ of E, through C = (X∘y)ᵀΦ instead of an
-    # n x 2p pass: its H_ij is -y_i(α'_{2j+1} cos t_ij - α'_{2j} sin t_ij).
-    W -= C[:, 0::2] * alpha_as[1::2] - C[:, 1::2] * alpha_as[0::2]
+        with _pass_limit(workers):
+            W = _gradient_sums(X, y, omega, M, alpha_as, rows, workers, Phi)
     grad[1:1 + D] = -np.sum(omega * W, axis=1)
     out.grad_theta = grad
     out.grad_eps = (W / ls[:, None]).T
@@ -327,9 +450,13 @@ def sparse_spectrum_nlml(X, y, spectral_points, theta, *, eval_gradient: bool = 
     eval_gradient : bool, default=False
         Also return the analytic gradient.
     block_size : int, optional
-        Rows per block for the accumulation of ΦᵀΦ and Φᵀy; default all
-        rows if their features take at most 64 MiB (n·2p·8 bytes), else
-        blocks of about 16 MiB of features.
+        Rows per block of the two passes over the rows (ΦᵀΦ and Φᵀy, then
+        the gradient's ΦM); default blocks of about 16 MiB of features.
+        The blocks are shared by up to as many threads as the BLAS may use
+        (one BLAS thread each) when n·(2p)² exceeds
+        :data:`SERIAL_FLOPS`; the result does not depend on the thread
+        count.  The features of all rows are kept between the passes when
+        they take at most 64 MiB (n·2p·8 bytes).
 
     Returns
     -------
@@ -517,9 +644,11 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         None: no subsample.  Not used with ``optimize_frequencies`` (p·D
         more parameters: a Hessian would cost p·D passes).
     block_size : int, optional
-        Rows per block of the accumulation of ΦᵀΦ and Φᵀy (and of
-        ``predict``); default all rows if their features take at most
-        64 MiB (n·2p·8 bytes), else blocks of about 16 MiB of features.
+        Rows per block of the passes of each NLML evaluation (ΦᵀΦ and Φᵀy,
+        then the gradient's ΦM; default blocks of about 16 MiB of
+        features, shared by the threads as in :func:`sparse_spectrum_nlml`)
+        and of ``predict`` (default all rows if their features take at
+        most 64 MiB, n·2p·8 bytes, else 16 MiB blocks).
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
         Source of the spectral points; an int or SeedSequence makes ``fit``
         reproducible.
