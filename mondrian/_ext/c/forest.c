@@ -1,12 +1,5 @@
 /* forest.c -- storage of a Mondrian forest (see forest.h). */
-#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE /* madvise in C99 mode */
-#endif
 #include "forest.h"
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include <float.h>
 #include <math.h>
@@ -195,45 +188,6 @@ void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n
     }
 }
 
-void mt_advise_large(void *p, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)1 << 21;
-    if (p != NULL && bytes >= 2 * huge) {
-        uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-        uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
-        if (hi > lo) {
-            (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
-        }
-    }
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
-/* mt_grow_zeroed (common.h), the new block advised (mt_advise_large)
- * before the old contents are copied in. */
-static int grow_array(void **array, size_t old_n, size_t new_n, size_t size)
-{
-    size_t bytes;
-    void *p;
-    if (mt_mul_size(new_n, size, &bytes) != MT_OK) {
-        return MT_ERR_OVERFLOW;
-    }
-    p = calloc(new_n > 0 ? new_n : 1, size);
-    if (p == NULL) {
-        return MT_ERR_NOMEM;
-    }
-    mt_advise_large(p, bytes);
-    if (*array != NULL && old_n > 0) {
-        memcpy(p, *array, old_n * size);
-    }
-    free(*array);
-    *array = p;
-    return MT_OK;
-}
-
 /* The node arrays grown to `capacity`, the boxes too if with_boxes. */
 static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
 {
@@ -248,20 +202,20 @@ static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
     }
     /* Each array grows on its own; on failure the ones already grown are
      * larger than node_capacity says, which is harmless. */
-    if ((s = grow_array((void **)&f->tree_of, old, capacity, sizeof(mt_index))) ||
-        (s = grow_array((void **)&f->parent, old, capacity, sizeof(mt_index))) ||
-        (s = grow_array((void **)&f->left, old, capacity, sizeof(mt_index))) ||
-        (s = grow_array((void **)&f->right, old, capacity, sizeof(mt_index))) ||
-        (s = grow_array((void **)&f->feature, old, capacity, sizeof(mt_index))) ||
-        (s = grow_array((void **)&f->start, old, capacity, sizeof(mt_index))) ||
-        (s = grow_array((void **)&f->end, old, capacity, sizeof(mt_index))) ||
-        (s = grow_array((void **)&f->threshold, old, capacity, sizeof(double))) ||
-        (s = grow_array((void **)&f->tau, old, capacity, sizeof(double))) ||
+    if ((s = mt_grow_zeroed((void **)&f->tree_of, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->parent, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->left, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->right, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->feature, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->start, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->end, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->threshold, old, capacity, sizeof(double))) ||
+        (s = mt_grow_zeroed((void **)&f->tau, old, capacity, sizeof(double))) ||
         (with_boxes &&
-         ((s = grow_array((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
-          (s = grow_array((void **)&f->upper, old * d, capacity * d, sizeof(double))))) ||
+         ((s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
+          (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double))))) ||
         (f->key != NULL &&
-         (s = grow_array((void **)&f->key, old, capacity, sizeof(mt_index))))) {
+         (s = mt_grow_zeroed((void **)&f->key, old, capacity, sizeof(mt_index))))) {
         return s;
     }
     f->node_capacity = capacity;

@@ -113,12 +113,6 @@ int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
  * (insert.c).  On failure node_capacity is unchanged. */
 int mt_forest_reserve_links(mt_forest *f, size_t capacity);
 
-/* Hint that the block p of `bytes` bytes is large and filled soon (on
- * Linux, transparent huge pages for its 2 MiB-aligned interior: one page
- * fault per 2 MiB instead of per 4 KiB); elsewhere, or for small blocks,
- * nothing.  Contents are unchanged. */
-void mt_advise_large(void *p, size_t bytes);
-
 /* Room for at least `capacity` points in X and in every perm row (new
  * memory zeroed; perm rows are re-laid out at the new stride). */
 int mt_forest_reserve_points(mt_forest *f, size_t capacity);
