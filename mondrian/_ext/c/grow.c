@@ -45,53 +45,6 @@ static void data_box(const double *restrict X, size_t d,
     }
 }
 
-/*
- * Partition perm[start:end] in place, x_dim <= a first, and compute the two
- * sides' bounding boxes in the same pass (each point's row is read once);
- * returns the first position of the right side.  Every point is classified
- * once: a left point stays where it is, a right point is swapped to the back.
- * The boxes are bitwise those of data_box on the final slices: min and max
- * are exact, and on ties (-0.0 and +0.0) data_box keeps the first value in
- * slice order.  The left side is met in slice order (strict comparisons keep
- * the first), the right side in reverse slice order (non-strict comparisons
- * keep the last met, the first in slice order).  Both sides are non-empty:
- * the cut lies in [min, max) of x_dim over the slice.
- */
-static size_t partition_boxes(const double *restrict X, size_t d, mt_index *restrict perm,
-                              size_t start, size_t end, size_t dim, double a,
-                              double *restrict llo, double *restrict lhi,
-                              double *restrict rlo, double *restrict rhi)
-{
-    size_t i = start, last = end;
-    for (size_t k = 0; k < d; ++k) {
-        llo[k] = INFINITY;
-        lhi[k] = -INFINITY;
-        rlo[k] = INFINITY;
-        rhi[k] = -INFINITY;
-    }
-    while (i < last) {
-        mt_index p = perm[i];
-        const double *row = X + (size_t)p * d;
-        if (row[dim] <= a) {
-            for (size_t k = 0; k < d; ++k) {
-                double v = row[k];
-                llo[k] = v < llo[k] ? v : llo[k];
-                lhi[k] = v > lhi[k] ? v : lhi[k];
-            }
-            ++i;
-        } else {
-            for (size_t k = 0; k < d; ++k) {
-                double v = row[k];
-                rlo[k] = v <= rlo[k] ? v : rlo[k];
-                rhi[k] = v >= rhi[k] ? v : rhi[k];
-            }
-            perm[i] = perm[--last];
-            perm[last] = p;
-        }
-    }
-    return i;
-}
-
 /* Uniform on the open interval (0, 1), from 53 random bits. */
 static inline double open_uniform(bitgen_t *rng)
 {
@@ -145,21 +98,27 @@ static int grow_stack(scratch *s, const double *restrict X, size_t d,
             a = l + rng->next_double(rng->state) * (u - l);
         } while (!(a < u));
 
-        /* The children first (their slices are set after the partition):
-         * appending may move the node arrays, so the boxes are addressed
-         * after it. */
+        /* Partition perm[start:end] in place: x_dim <= a first. */
+        mt_index *perm = s->perm;
+        size_t st = (size_t)t->start[j], e = (size_t)t->end[j];
+        size_t i = st, last = e;
+        while (i < last) {
+            if (X[(size_t)perm[i] * d + dim] <= a) {
+                ++i;
+            } else {
+                mt_index tmp = perm[i];
+                perm[i] = perm[--last];
+                perm[last] = tmp;
+            }
+        }
         mt_index left, right;
         int status;
-        size_t st = (size_t)t->start[j], e = (size_t)t->end[j];
-        if ((status = mt_forest_append_node(t, 0, j, (mt_index)st, (mt_index)e, &left)) != MT_OK ||
-            (status = mt_forest_append_node(t, 0, j, (mt_index)st, (mt_index)e, &right)) != MT_OK) {
+        if ((status = mt_forest_append_node(t, 0, j, (mt_index)st, (mt_index)i, &left)) != MT_OK ||
+            (status = mt_forest_append_node(t, 0, j, (mt_index)i, (mt_index)e, &right)) != MT_OK) {
             return status;
         }
-        size_t i = partition_boxes(X, d, s->perm, st, e, dim, a,
-                                   t->lower + (size_t)left * d, t->upper + (size_t)left * d,
-                                   t->lower + (size_t)right * d, t->upper + (size_t)right * d);
-        t->end[left] = (mt_index)i;
-        t->start[right] = (mt_index)i;
+        data_box(X, d, perm, st, i, t->lower + (size_t)left * d, t->upper + (size_t)left * d);
+        data_box(X, d, perm, i, e, t->lower + (size_t)right * d, t->upper + (size_t)right * d);
         t->left[j] = left;
         t->right[j] = right;
         t->feature[j] = (mt_index)dim;
