@@ -108,9 +108,9 @@ void mt_forest_free(mt_forest *f);
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
 
 /* mt_forest_reserve_nodes for every node array but the boxes (lower,
- * upper), which keep their size: for a caller that replaces them with
- * blocks of the new node_capacity x D before the forest is used again
- * (insert.c).  On failure node_capacity is unchanged. */
+ * upper), which keep their size (NULL in a fresh forest): only for a
+ * scratch forest whose boxes are kept elsewhere (insert.c), never for a
+ * forest that readers see.  On failure node_capacity is unchanged. */
 int mt_forest_reserve_links(mt_forest *f, size_t capacity);
 
 /* Room for at least `capacity` points in X and in every perm row (new

@@ -12,7 +12,9 @@
 #define MT_INSERT_SERIAL ((size_t)1 << 20)
 
 /* One tree during a batch: a one-tree forest in local ids (old nodes first,
- * in their old order, new nodes appended), and what the renumbering needs. */
+ * in their old order, new nodes appended) without boxes, where the boxes
+ * are (the old nodes' in the forest, the new nodes' here), and what the
+ * renumbering needs. */
 typedef struct {
     mt_forest t;             /* the tree, keys on (t.key), no boxes         */
     double *old_lower;       /* the old nodes' boxes: the forest's own,    */
@@ -96,8 +98,8 @@ static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n,
     /* (cap - k) * d doubles fit: f's boxes will hold them */
     s->new_lower = malloc((cap > k ? (cap - k) * d : 1) * sizeof(double));
     s->new_upper = malloc((cap > k ? (cap - k) * d : 1) * sizeof(double));
-    if (s->new_lower == NULL || s->new_upper == NULL ||s->leaf_of == NULL || s->created == NULL || s->joined == NULL ||
-        (f->perm != NULL && s->perm == NULL) ||
+    if (s->new_lower == NULL || s->new_upper == NULL || s->leaf_of == NULL ||
+        s->created == NULL || s->joined == NULL || (f->perm != NULL && s->perm == NULL) ||
         s->new_id == NULL || s->order == NULL || s->bucket == NULL || s->stack == NULL) {
         return MT_ERR_NOMEM;
     }
