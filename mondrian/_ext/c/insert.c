@@ -439,12 +439,21 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     trees = calloc(M, sizeof(iscratch)); /* M * sizeof fits: node_offset has M + 1 */
     rank = malloc(n * M * sizeof(mt_index));
     old_offset = malloc((M + 1) * sizeof(mt_index));
+    /* The worst case (every scratch full, tree_cap) and the largest tree. */
+    for (size_t m = 0; m < M; ++m) {
+        size_t k = (size_t)(f->node_offset[m + 1] - f->node_offset[m]);
+        worst += tree_cap(k, n, max_nodes);
+        largest = k > largest ? k : largest;
+    }
+    /* a tree's old boxes (store_boxes), two with two threads: largest * d
+     * doubles fit, f's boxes hold them */
+    tmp = malloc(((largest > 0 ? largest : 1) * d * 2) * sizeof(double));
     if (f->rotation != NULL) {
         /* the batch in the coordinates of the tree each thread walks */
         Zall = (size_t)nt <= SIZE_MAX / sizeof(double) / (xd > 0 ? xd : 1)
                    ? malloc((size_t)nt * xd * sizeof(double)) : NULL;
     }
-    if (trees == NULL || rank == NULL || old_offset == NULL ||
+    if (trees == NULL || rank == NULL || old_offset == NULL || tmp == NULL ||
         (f->rotation != NULL && Zall == NULL)) {
         status = MT_ERR_NOMEM;
         goto cleanup;
@@ -461,13 +470,9 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     if (status != MT_OK) {
         goto cleanup;
     }
-    /* 2. The forest's room for the worst case (every scratch full):
-     * capacities by doubling, the keys on the first insertion, the points,
-     * and a tree's old boxes (store_boxes), two with two threads. */
-    for (size_t m = 0; m < M; ++m) {
-        worst += tree_cap(trees[m].n_old, n, max_nodes);
-        largest = trees[m].n_old > largest ? trees[m].n_old : largest;
-    }
+    /* 2. The forest's room for the worst case: capacities by doubling, the
+     * points, and the keys on the first insertion (the last fallible step:
+     * a forest with keys is a forest that took insertions). */
     if ((status = mt_forest_reserve_nodes(f, grown_capacity(f->node_capacity, worst))) !=
         MT_OK) {
         goto cleanup;
@@ -485,12 +490,6 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
             status = MT_ERR_NOMEM;
             goto cleanup;
         }
-    }
-    /* largest * d doubles fit: f's boxes hold them */
-    tmp = malloc(((largest > 0 ? largest : 1) * d * 2) * sizeof(double));
-    if (tmp == NULL) {
-        status = MT_ERR_NOMEM;
-        goto cleanup;
     }
     for (size_t m = 0; m < M; ++m) {
         trees[m].old_lower = f->lower + (size_t)old_offset[m] * d;
