@@ -4,7 +4,10 @@
 The distribution tests compare forests of many trees: the trees of a forest
 are independent (each draws from its own stream), so one forest of M trees
 gives M independent samples of a tree."""
+import hashlib
 import pickle
+import platform
+import sys
 
 import numpy as np
 import pytest
@@ -649,3 +652,30 @@ def test_parallel_insertion_of_a_large_batch_equals_the_serial_one(rng):
     for name in NODE_ARRAYS:
         np.testing.assert_array_equal(getattr(forests[0], name), getattr(forests[1], name),
                                       err_msg=name)
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"),
+                    reason="digests recorded on x86-64 Linux (glibc's log)")
+@pytest.mark.parametrize("max_nodes, expected", [(None, "aafbb3053c3d5155"),
+                                                 (41, "f313628a6d9c36b0")])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_insertion_reproduces_the_copying_implementation_bit_for_bit(max_nodes, expected,
+                                                                     n_jobs):
+    """Digests recorded with insert.c before the walk enlarged the boxes in
+    place (commit c58694a: every tree's boxes copied into a scratch and
+    back): trees of unequal sizes, so that the in-place moves of the boxes
+    overlap, and a node cap that some trees reach before others."""
+    X = np.random.default_rng(5).random((400, 3))
+    mf = MondrianFeatures(12, 4.0, random_state=1, n_jobs=n_jobs, max_nodes=max_nodes)
+    mf.partial_fit(X[:10])
+    a, k, sizes = 10, 0, [1, 7, 50, 120]
+    while a < len(X):
+        b = sizes[k % 4]
+        mf.partial_fit(X[a:a + b])
+        a, k = a + b, k + 1
+    f = mf.forest_
+    h = hashlib.sha256()
+    for name in NODE_ARRAYS:
+        h.update(np.ascontiguousarray(getattr(f, name)).tobytes())
+    assert h.hexdigest()[:16] == expected
+    _assert_forest_valid(f)

@@ -188,7 +188,8 @@ void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n
     }
 }
 
-int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
+/* The node arrays grown to `capacity`, the boxes too if with_boxes. */
+static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
 {
     size_t old = f->node_capacity, d = f->n_features, box_new;
     int s;
@@ -210,14 +211,25 @@ int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
         (s = mt_grow_zeroed((void **)&f->end, old, capacity, sizeof(mt_index))) ||
         (s = mt_grow_zeroed((void **)&f->threshold, old, capacity, sizeof(double))) ||
         (s = mt_grow_zeroed((void **)&f->tau, old, capacity, sizeof(double))) ||
-        (s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
-        (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double))) ||
+        (with_boxes &&
+         ((s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
+          (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double))))) ||
         (f->key != NULL &&
          (s = mt_grow_zeroed((void **)&f->key, old, capacity, sizeof(mt_index))))) {
         return s;
     }
     f->node_capacity = capacity;
     return MT_OK;
+}
+
+int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
+{
+    return reserve_nodes(f, capacity, 1);
+}
+
+int mt_forest_reserve_links(mt_forest *f, size_t capacity)
+{
+    return reserve_nodes(f, capacity, 0);
 }
 
 int mt_forest_reserve_points(mt_forest *f, size_t capacity)

@@ -107,6 +107,12 @@ void mt_forest_free(mt_forest *f);
  * forest is unchanged in content. */
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
 
+/* mt_forest_reserve_nodes for every node array but the boxes (lower,
+ * upper), which keep their size (NULL in a fresh forest): only for a
+ * scratch forest whose boxes are kept elsewhere (insert.c), never for a
+ * forest that readers see.  On failure node_capacity is unchanged. */
+int mt_forest_reserve_links(mt_forest *f, size_t capacity);
+
 /* Room for at least `capacity` points in X and in every perm row (new
  * memory zeroed; perm rows are re-laid out at the new stride). */
 int mt_forest_reserve_points(mt_forest *f, size_t capacity);

@@ -12,9 +12,15 @@
 #define MT_INSERT_SERIAL ((size_t)1 << 20)
 
 /* One tree during a batch: a one-tree forest in local ids (old nodes first,
- * in their old order, new nodes appended), and what the renumbering needs. */
+ * in their old order, new nodes appended) without boxes, where the boxes
+ * are (the old nodes' in the forest, the new nodes' here), and what the
+ * renumbering needs. */
 typedef struct {
-    mt_forest t;             /* the tree, keys on (t.key)                  */
+    mt_forest t;             /* the tree, keys on (t.key), no boxes         */
+    double *old_lower;       /* the old nodes' boxes: the forest's own,    */
+    double *old_upper;       /* enlarged in place by the walk              */
+    double *new_lower;       /* the new nodes' boxes, row j - n_old         */
+    double *new_upper;
     mt_index root;           /* local id of the root (changes on insertion) */
     size_t n_old;            /* nodes before the batch                      */
     mt_index *leaf_of;       /* n: leaf (local id) each new point ended in  */
@@ -44,20 +50,33 @@ static void iscratch_free(iscratch *s)
     free(s->bucket);
     free(s->joined);
     free(s->stack);
+    free(s->new_lower);
+    free(s->new_upper);
     memset(s, 0, sizeof(*s));
 }
 
+/* Room the batch can take in a tree of k nodes: two nodes per point, and
+ * none beyond max_nodes (if > 0). */
+static size_t tree_cap(size_t k, size_t n, size_t max_nodes)
+{
+    size_t cap = k + 2 * n;
+    if (max_nodes > 0 && cap > max_nodes) {
+        cap = k > max_nodes ? k : max_nodes;
+    }
+    return cap;
+}
+
 /* Copy tree m of f into the scratch, with room for the nodes the batch can
- * add: two per point, and none beyond max_nodes (if > 0). */
+ * add (tree_cap), all but the boxes: the old nodes' boxes stay in f (the
+ * walk enlarges them there; old_lower/old_upper are set once f's box
+ * arrays have their final place), the new nodes' go to new_lower and
+ * new_upper. */
 static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n,
                          size_t max_nodes)
 {
     const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
     const size_t k = (size_t)(hi - lo), d = f->n_features, np = f->n_points;
-    size_t cap = k + 2 * n;
-    if (max_nodes > 0 && cap > max_nodes) {
-        cap = k > max_nodes ? k : max_nodes;
-    }
+    size_t cap = tree_cap(k, n, max_nodes);
     mt_forest *t = &s->t;
     int status;
     memset(s, 0, sizeof(*s));
@@ -65,7 +84,7 @@ static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n,
         return status;
     }
     t->key = calloc(1, sizeof(mt_index)); /* keys on: grown with the nodes */
-    if (t->key == NULL || (status = mt_forest_reserve_nodes(t, cap)) != MT_OK) {
+    if (t->key == NULL || (status = mt_forest_reserve_links(t, cap)) != MT_OK) {
         return t->key == NULL ? MT_ERR_NOMEM : status;
     }
     s->leaf_of = malloc((n > 0 ? n : 1) * sizeof(mt_index));
@@ -76,8 +95,11 @@ static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n,
     s->order = malloc(cap * sizeof(mt_index));
     s->bucket = malloc((cap + 1) * sizeof(mt_index));
     s->stack = malloc(cap * sizeof(mt_index));
-    if (s->leaf_of == NULL || s->created == NULL || s->joined == NULL ||
-        (f->perm != NULL && s->perm == NULL) ||
+    /* (cap - k) * d doubles fit: f's boxes will hold them */
+    s->new_lower = malloc((cap > k ? (cap - k) * d : 1) * sizeof(double));
+    s->new_upper = malloc((cap > k ? (cap - k) * d : 1) * sizeof(double));
+    if (s->new_lower == NULL || s->new_upper == NULL || s->leaf_of == NULL ||
+        s->created == NULL || s->joined == NULL || (f->perm != NULL && s->perm == NULL) ||
         s->new_id == NULL || s->order == NULL || s->bucket == NULL || s->stack == NULL) {
         return MT_ERR_NOMEM;
     }
@@ -94,13 +116,26 @@ static int iscratch_load(iscratch *s, const mt_forest *f, size_t m, size_t n,
     memcpy(t->end, f->end + lo, k * sizeof(mt_index));
     memcpy(t->threshold, f->threshold + lo, k * sizeof(double));
     memcpy(t->tau, f->tau + lo, k * sizeof(double));
-    memcpy(t->lower, f->lower + (size_t)lo * d, k * d * sizeof(double));
-    memcpy(t->upper, f->upper + (size_t)lo * d, k * d * sizeof(double));
     t->n_nodes = k;
     t->node_offset[1] = (mt_index)k;
     s->root = 0;
     s->n_old = k;
     return MT_OK;
+}
+
+/* The box of local node j: an old node's in f, a new node's in the scratch. */
+static inline double *box_lower(const iscratch *s, mt_index j)
+{
+    const size_t d = s->t.n_features;
+    return (size_t)j < s->n_old ? s->old_lower + (size_t)j * d
+                                : s->new_lower + ((size_t)j - s->n_old) * d;
+}
+
+static inline double *box_upper(const iscratch *s, mt_index j)
+{
+    const size_t d = s->t.n_features;
+    return (size_t)j < s->n_old ? s->old_upper + (size_t)j * d
+                                : s->new_upper + ((size_t)j - s->n_old) * d;
 }
 
 /* A new node of the scratch (room was reserved): a leaf with no box yet. */
@@ -136,7 +171,7 @@ static void insert_point(iscratch *s, const double *restrict x, size_t i, double
     mt_index j = s->root;
     double t0 = 0.0;
     for (;;) {
-        double *lo = t->lower + (size_t)j * d, *hi = t->upper + (size_t)j * d;
+        double *lo = box_lower(s, j), *hi = box_upper(s, j);
         double gap = 0.0;
         for (size_t k = 0; k < d; ++k) {
             double below = lo[k] - x[k], above = x[k] - hi[k];
@@ -174,8 +209,8 @@ static void insert_point(iscratch *s, const double *restrict x, size_t i, double
                 mt_index p = new_node(t, up);
                 mt_index leaf = new_node(t, p);
                 /* new_node does not move the arrays (room was reserved) */
-                double *plo = t->lower + (size_t)p * d, *phi = t->upper + (size_t)p * d;
-                double *llo = t->lower + (size_t)leaf * d, *lhi = t->upper + (size_t)leaf * d;
+                double *plo = box_lower(s, p), *phi = box_upper(s, p);
+                double *llo = box_lower(s, leaf), *lhi = box_upper(s, leaf);
                 for (size_t k = 0; k < d; ++k) {
                     plo[k] = lo[k] < x[k] ? lo[k] : x[k];
                     phi[k] = hi[k] > x[k] ? hi[k] : x[k];
@@ -295,14 +330,15 @@ static void renumber(iscratch *s, const mt_index *old_perm, size_t n_old_points,
     }
 }
 
-/* Copy the renumbered scratch of tree m into f at node_offset[m]; new
- * leaves' keys are base + rank[i] for the point i that created them. */
+/* Copy the renumbered scratch of tree m into f at node_offset[m], all but
+ * the boxes (store_boxes); new leaves' keys are base + rank[i] for the
+ * point i that created them. */
 static void istore(const iscratch *s, mt_forest *f, size_t m, const mt_index *rank,
                    mt_index base)
 {
     const mt_forest *t = &s->t;
     const mt_index lo = f->node_offset[m];
-    const size_t k = t->n_nodes, d = f->n_features;
+    const size_t k = t->n_nodes;
     for (size_t q = 0; q < k; ++q) {
         mt_index j = s->order[q];
         size_t g = (size_t)lo + q;
@@ -317,12 +353,44 @@ static void istore(const iscratch *s, mt_forest *f, size_t m, const mt_index *ra
         f->threshold[g] = t->threshold[j];
         f->tau[g] = t->tau[j];
         f->key[g] = key >= 0 ? key : base + rank[-1 - key];
-        memcpy(f->lower + g * d, t->lower + (size_t)j * d, d * sizeof(double));
-        memcpy(f->upper + g * d, t->upper + (size_t)j * d, d * sizeof(double));
     }
     if (f->perm != NULL) {
         memcpy(mt_forest_perm(f, m), s->perm, f->n_points * sizeof(mt_index));
     }
+}
+
+/*
+ * The boxes of every renumbered tree into one of f's box arrays (box: lower
+ * if upper == 0), in place.  Tree m's old rows start at old_offset[m], its
+ * new rows at f->node_offset[m] >= old_offset[m] (trees only gain nodes), so
+ * its new rows overlap no old row of an earlier tree: the trees are moved
+ * last first, each tree's old rows first copied to tmp (room for the largest
+ * tree's old rows), then gathered in the new order with its new nodes' rows.
+ */
+static void store_boxes(const iscratch *trees, mt_forest *f, const mt_index *old_offset,
+                        int upper, double *tmp)
+{
+    const size_t d = f->n_features;
+    double *box = upper ? f->upper : f->lower;
+    for (size_t m = f->n_trees; m-- > 0;) {
+        const iscratch *s = &trees[m];
+        const size_t k = s->t.n_nodes, n_old = s->n_old;
+        const double *fresh = upper ? s->new_upper : s->new_lower;
+        double *out = box + (size_t)f->node_offset[m] * d;
+        memcpy(tmp, box + (size_t)old_offset[m] * d, n_old * d * sizeof(double));
+        for (size_t q = 0; q < k; ++q) {
+            size_t j = (size_t)s->order[q];
+            const double *src = j < n_old ? tmp + j * d : fresh + (j - n_old) * d;
+            memcpy(out + q * d, src, d * sizeof(double));
+        }
+    }
+}
+
+/* The capacity rule of the forest's node arrays: doubling. */
+static size_t grown_capacity(size_t capacity, size_t need)
+{
+    size_t cap = 2 * capacity;
+    return need <= capacity ? capacity : cap > need ? cap : need;
 }
 
 int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
@@ -336,8 +404,9 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     const int nt = n_threads > 1 && M * (f->n_nodes / M + n_old_points + n) >= MT_INSERT_SERIAL
                        ? n_threads : 1;
     iscratch *trees = NULL;
-    mt_index *rank = NULL, base = 0;
-    size_t total = 0, need_points, xd;
+    mt_index *rank = NULL, *old_offset = NULL, base = 0;
+    double *Zall = NULL, *tmp = NULL;
+    size_t total = 0, worst = 0, largest = 0, need_points, xd;
     int status = MT_OK;
     if (f->n_nodes == 0 || (X == NULL && n > 0)) {
         return MT_ERR_ARG;
@@ -356,47 +425,8 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
             return MT_ERR_ARG;
         }
     }
-    trees = calloc(M, sizeof(iscratch)); /* M * sizeof fits: node_offset has M + 1 */
-    rank = malloc(n * M * sizeof(mt_index));
-    if (trees == NULL || rank == NULL) {
-        free(trees);
-        free(rank);
-        return MT_ERR_NOMEM;
-    }
-    (void)nt;
-    /* 1. Every tree on its own: load, insert the batch, renumber (reads f). */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(min : status)
-#endif
-    for (ptrdiff_t m = 0; m < count; ++m) {
-        iscratch *s = &trees[m];
-        int st = iscratch_load(s, f, (size_t)m, n, max_nodes);
-        double *Z = NULL;        /* the batch in tree m's coordinates */
-        const double *P = X;
-        if (st == MT_OK && f->rotation != NULL) {
-            Z = malloc(xd * sizeof(double));
-            if (Z == NULL) {
-                st = MT_ERR_NOMEM;
-            } else {
-                mt_forest_transform(f, (size_t)m, X, n, Z);
-                P = Z;
-            }
-        }
-        if (st == MT_OK) {
-            for (size_t i = 0; i < n; ++i) {
-                insert_point(s, P + i * d, i, f->lifetime, max_nodes, rngs[m]);
-            }
-            renumber(s, f->perm != NULL ? mt_forest_perm(f, (size_t)m) : NULL, n_old_points,
-                     n);
-        }
-        free(Z);
-        status = st < status ? st : status;
-    }
-    if (status != MT_OK) {
-        goto cleanup;
-    }
-    /* 2. Keys of the new leaves, point by point and tree by tree within a
-     * point, above every existing key; rank[m * n + i]. */
+    /* New leaves' keys start above every existing key (the global ids when
+     * the forest has no keys yet). */
     if (f->key == NULL) {
         base = (mt_index)f->n_nodes;
     } else {
@@ -404,25 +434,48 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
             base = f->key[j] >= base ? f->key[j] + 1 : base;
         }
     }
-    {
-        mt_index next = 0;
-        for (size_t i = 0; i < n; ++i) {
-            for (size_t m = 0; m < M; ++m) {
-                rank[m * n + i] = trees[m].created[i] ? next++ : MT_NONE;
-            }
-        }
-    }
-    total = 0;
+    /* Every fallible step comes first (1-2): the walk (3) enlarges the old
+     * nodes' boxes in the forest itself, so nothing may fail after it. */
+    trees = calloc(M, sizeof(iscratch)); /* M * sizeof fits: node_offset has M + 1 */
+    rank = malloc(n * M * sizeof(mt_index));
+    old_offset = malloc((M + 1) * sizeof(mt_index));
+    /* The worst case (every scratch full, tree_cap) and the largest tree. */
     for (size_t m = 0; m < M; ++m) {
-        total += trees[m].t.n_nodes;
+        size_t k = (size_t)(f->node_offset[m + 1] - f->node_offset[m]);
+        worst += tree_cap(k, n, max_nodes);
+        largest = k > largest ? k : largest;
     }
-    /* 3. The fallible steps on f, before any change to its content:
-     * capacities by doubling, and the keys on the first insertion. */
-    if (total > f->node_capacity) {
-        size_t cap = 2 * f->node_capacity;
-        if ((status = mt_forest_reserve_nodes(f, cap > total ? cap : total)) != MT_OK) {
-            goto cleanup;
-        }
+    /* a tree's old boxes (store_boxes), two with two threads: largest * d
+     * doubles fit, f's boxes hold them */
+    tmp = malloc(((largest > 0 ? largest : 1) * d * 2) * sizeof(double));
+    if (f->rotation != NULL) {
+        /* the batch in the coordinates of the tree each thread walks */
+        Zall = (size_t)nt <= SIZE_MAX / sizeof(double) / (xd > 0 ? xd : 1)
+                   ? malloc((size_t)nt * xd * sizeof(double)) : NULL;
+    }
+    if (trees == NULL || rank == NULL || old_offset == NULL || tmp == NULL ||
+        (f->rotation != NULL && Zall == NULL)) {
+        status = MT_ERR_NOMEM;
+        goto cleanup;
+    }
+    memcpy(old_offset, f->node_offset, (M + 1) * sizeof(mt_index));
+    /* 1. Every tree's scratch (reads f). */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(min : status)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        int st = iscratch_load(&trees[m], f, (size_t)m, n, max_nodes);
+        status = st < status ? st : status;
+    }
+    if (status != MT_OK) {
+        goto cleanup;
+    }
+    /* 2. The forest's room for the worst case: capacities by doubling, the
+     * points, and the keys on the first insertion (the last fallible step:
+     * a forest with keys is a forest that took insertions). */
+    if ((status = mt_forest_reserve_nodes(f, grown_capacity(f->node_capacity, worst))) !=
+        MT_OK) {
+        goto cleanup;
     }
     if (f->X != NULL && need_points > f->point_capacity) {
         size_t cap = 2 * f->point_capacity;
@@ -438,7 +491,48 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
             goto cleanup;
         }
     }
-    /* 4. Store: the points (if kept), then every tree at its new offset. */
+    for (size_t m = 0; m < M; ++m) {
+        trees[m].old_lower = f->lower + (size_t)old_offset[m] * d;
+        trees[m].old_upper = f->upper + (size_t)old_offset[m] * d;
+    }
+    /* 3. Every tree on its own: insert the batch, renumber (cannot fail). */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        iscratch *s = &trees[m];
+        const double *P = X;
+        if (Zall != NULL) {
+#ifdef _OPENMP
+            double *Z = Zall + (size_t)omp_get_thread_num() * xd;
+#else
+            double *Z = Zall;
+#endif
+            mt_forest_transform(f, (size_t)m, X, n, Z);
+            P = Z;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            insert_point(s, P + i * d, i, f->lifetime, max_nodes, rngs[m]);
+        }
+        renumber(s, f->perm != NULL ? mt_forest_perm(f, (size_t)m) : NULL, n_old_points, n);
+    }
+    /* 4. Keys of the new leaves, point by point and tree by tree within a
+     * point, from base; rank[m * n + i]. */
+    {
+        mt_index next = 0;
+        for (size_t i = 0; i < n; ++i) {
+            for (size_t m = 0; m < M; ++m) {
+                rank[m * n + i] = trees[m].created[i] ? next++ : MT_NONE;
+            }
+        }
+    }
+    total = 0;
+    for (size_t m = 0; m < M; ++m) {
+        total += trees[m].t.n_nodes;
+    }
+    /* 5. Store: the points (if kept), then every tree at its new offset:
+     * its boxes in place (lower and upper on two threads), the rest from
+     * its scratch. */
     if (f->X != NULL) {
         memcpy(f->X + n_old_points * d, X, xd * sizeof(double));
     }
@@ -448,6 +542,12 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
         f->node_offset[m + 1] = f->node_offset[m] + (mt_index)trees[m].t.n_nodes;
     }
 #ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(nt > 1 ? 2 : 1)
+#endif
+    for (int b = 0; b < 2; ++b) {
+        store_boxes(trees, f, old_offset, b, tmp + (size_t)b * (largest > 0 ? largest : 1) * d);
+    }
+#ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
     for (ptrdiff_t m = 0; m < count; ++m) {
@@ -455,10 +555,13 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     }
     f->n_nodes = total;
 cleanup:
-    for (size_t m = 0; m < M; ++m) {
+    for (size_t m = 0; trees != NULL && m < M; ++m) {
         iscratch_free(&trees[m]);
     }
     free(trees);
     free(rank);
+    free(Zall);
+    free(old_offset);
+    free(tmp);
     return status;
 }

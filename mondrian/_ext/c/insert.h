@@ -62,24 +62,35 @@
  * columns numbered by key keep their index and new cells come last,
  * whatever the batch sizes.
  *
- * Storage.  Each tree is copied into a scratch (local ids), the points are
- * inserted there (new nodes appended), then the tree is renumbered once per
- * batch in the order grow.c gives a batch tree (children numbered in pairs
- * as their parent is reached by a depth-first walk, left first) -- root
- * first, a parent's id below its children's, tree m's nodes contiguous at
- * node_offset[m] -- and its point permutation is rebuilt in one pass by
- * leaf (each leaf's old slice, then the new points that joined it), so
- * every node's points are again one slice [start, end).  Every reader of
- * the forest (lookup.h, features.h, events.h, the path learners) is thus
- * correct after an insertion as after a batch fit.  Trees are processed in
- * parallel, tree m drawing only from rngs[m], and packed in tree order: the
- * result does not depend on the number of threads.  The forest's node and
- * point capacities grow by doubling.
+ * Storage.  Each tree's links, times, cuts, slices and keys are copied
+ * into a scratch (local ids); its boxes are not: the walk enlarges the old
+ * nodes' boxes where they are, in the forest, and writes the new nodes'
+ * boxes into the scratch.  The points are inserted (new nodes appended),
+ * then the tree is renumbered once per batch in the order grow.c gives a
+ * batch tree (children numbered in pairs as their parent is reached by a
+ * depth-first walk, left first) -- root first, a parent's id below its
+ * children's, tree m's nodes contiguous at node_offset[m] -- and its point
+ * permutation is rebuilt in one pass by leaf (each leaf's old slice, then
+ * the new points that joined it), so every node's points are again one
+ * slice [start, end).  Every reader of the forest (lookup.h, features.h,
+ * events.h, the path learners) is thus correct after an insertion as after
+ * a batch fit.  The boxes are then moved within the forest's own arrays,
+ * last tree first (a tree only gains nodes, so its new rows overlap no row
+ * of an earlier tree still to be moved; its own old rows go through a
+ * buffer), lower and upper on two threads.  Every allocation, including
+ * the forest's capacity for the worst case (every point creating two nodes
+ * in every tree, within max_nodes), is made before the walk, the first
+ * change to the forest.  Trees are processed in parallel, tree m drawing
+ * only from rngs[m], and packed in tree order: the result does not depend
+ * on the number of threads.  The forest's node and point capacities grow by
+ * doubling.
  *
  * Cost: O(depth) per point and tree, plus O(nodes + points) per tree and
- * batch for the renumbering and the permutation (so batches, not single
- * points, are the unit of work).  Memory during the call: a copy of every
- * tree and of its permutation (none if the forest dropped its points).
+ * batch for the renumbering, the moves and the permutation (so batches,
+ * not single points, are the unit of work).  Memory during the call: a copy
+ * of every tree's node arrays but its boxes (14 words a node), of its
+ * permutation (none if the forest dropped its points), room for its new
+ * nodes' boxes, and one or two buffers of the largest tree's boxes.
  */
 #ifndef MT_INSERT_H
 #define MT_INSERT_H
