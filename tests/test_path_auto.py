@@ -459,3 +459,50 @@ def test_auto_trees_double_when_half_forests_are_worse(monkeypatch):
     # An explicit n_trees is never changed.
     fixed = MondrianKernelRidgeCV(n_trees=30, random_state=0).fit(X, y)
     assert fixed.n_trees_ == 30 and fixed.path_["trees"]["sensitivity"] is None
+
+
+def test_ladder_tries_larger_alphas_while_the_largest_wins(monkeypatch):
+    # The pilot's alpha is too small at large N; when the larger of the two
+    # alphas wins at the best rung, the ladder tries CONFIRM_ALPHA_UP times
+    # more while the held-out error falls.  Forced here with a pilot that
+    # proposes alphas far too small for a noisy target.
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
+    monkeypatch.setattr(path_estimators, "CONFIRM_TOL", 1e-11)
+    monkeypatch.setattr(path_estimators, "PATH_TOL", 1e-11)
+    monkeypatch.setattr(MondrianKernelRidgeCV, "_pilot_alphas",
+                        lambda self, p, lifetime: np.array([1e-2, 3e-2]))
+    X, y = _data(n=300, d=3, seed=10, noise=2.0)
+    model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    c = model.path_["confirm"]
+    up, up_mse = c["larger_alphas"], c["larger_alphas_mse"]
+    assert up.size >= 2
+    factor = path_estimators.CONFIRM_ALPHA_UP
+    np.testing.assert_allclose(up, 3e-2 * factor ** np.arange(1, up.size + 1), rtol=1e-12)
+    # Each error is that of ridge on the ladder's training rows at the
+    # selected lifetime, scored on its held-out rows.
+    held = c["validation_rows"]
+    train = np.setdiff1d(np.arange(300), held)
+    Phi = model.features_.training_features(model.lifetime_).toarray()
+    ym = y[train].mean()
+    for alpha, mse in zip(up, up_mse):
+        A = Phi[train].T @ Phi[train] + alpha * np.eye(Phi.shape[1])
+        w = np.linalg.solve(A, Phi[train].T @ (y[train] - ym))
+        assert mse == pytest.approx(np.mean((Phi[held] @ w + ym - y[held]) ** 2), rel=1e-7)
+    # Accepted while each lowered the error; the selection is the last
+    # accepted one.
+    i = int(np.flatnonzero(c["lifetimes"] == model.lifetime_)[0])
+    previous = c["validation_mse"][i].min()
+    accepted = []
+    for alpha, mse in zip(up, up_mse):
+        if not mse < previous:
+            assert alpha == up[-1]
+            break
+        accepted.append(alpha)
+        previous = mse
+    assert accepted and model.alpha_ == accepted[-1]
+    # The defaults' own alphas leave the list empty when the smaller wins.
+    monkeypatch.setattr(MondrianKernelRidgeCV, "_pilot_alphas",
+                        lambda self, p, lifetime: np.array([0.3, 1e6]))
+    other = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    assert other.path_["confirm"]["larger_alphas"].size == 0
