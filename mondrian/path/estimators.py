@@ -193,8 +193,8 @@ PILOT_TIE = 0.01
 CONFIRM_STEPS = 4
 CONFIRM_ALPHA_FACTOR = 3.0
 #: When the larger alpha wins at the best rung (automatic alphas), the ladder
-#: tries this factor more, up to this many times, while the held-out error
-#: falls.  The 1000-row pilot's alpha is far too
+#: also solves for alphas this factor apart, this many of them, and goes up
+#: them while the held-out error falls.  The 1000-row pilot's alpha is far too
 #: small at large N: on the synthetic set (d = 8, 300 trees, λ = 0.222) the
 #: best alpha was 0.01-0.05 at 10⁴ and 10⁵ rows where the pilot chose 1e-6,
 #: and the test RMSE at 10⁵ rows was 0.179 at 0.05 against 0.194-0.217 at
@@ -665,9 +665,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         ``rows`` (the rows of X, then of ``X_val``, its forest was grown
         on), ``validation_rows`` (those held out) and ``stop_reason``
         ('passed minimum', 'steps', 'max_lifetime', 'saturated' or
-        'memory'), ``larger_alphas`` and ``larger_alphas_mse`` (the alphas
-        tried at the best rung, :data:`CONFIRM_ALPHA_UP` times larger each,
-        while the largest won, and their held-out errors); and ``trees``, a dict of ``pilot`` (the pilot's and
+        'memory'), ``larger_alphas`` and ``larger_alphas_mse`` (when the
+        larger alpha won at the best rung: the alphas tried there,
+        :data:`CONFIRM_ALPHA_UP` times larger each, and their held-out
+        errors; the selection went up them while the error fell); and
+        ``trees``, a dict of ``pilot`` (the pilot's and
         the ladder's number of trees), ``sensitivity`` (the pilot's
         :func:`tree_sensitivity`; None for an explicit ``n_trees``) and
         ``final`` (the final forest's).
@@ -1079,31 +1081,29 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         # best regularisation grows with N (the kernel estimate's noise
         # adds up over more points), past the pilot's grid by decades at
         # 10⁵ rows and more.
-        up_alphas, up_errors = [], []
+        up_alphas, up_errors = np.zeros(0), np.zeros(0)
         if isinstance(p["alphas"], str) and best[2] == alphas[-1]:
-            alpha_best = best[2]
-            for _ in range(CONFIRM_ALPHA_STEPS):
-                trial = alpha_best * CONFIRM_ALPHA_UP
-                extra = CGRidgePath(events, y - y_mean, [trial], train_mask=train,
-                                    tol=max(p["tol"], CONFIRM_TOL), local_sweeps=0,
-                                    n_jobs=n_jobs)
-                extra.solve_at(best[1])
-                W = extra.node_weights()[:, events.columns_at(best[1])]
-                Z = features.transform(X[val], lifetime=best[1])
-                err = float(np.mean((np.asarray(Z @ W[0]) + y_mean - y[val]) ** 2))
-                up_alphas.append(trial)
-                up_errors.append(err)
-                del extra
+            # All the candidates in one CG run (lockstep: one pass over the
+            # tables serves them all, and the larger ones converge first).
+            up_alphas = best[2] * CONFIRM_ALPHA_UP ** np.arange(1, CONFIRM_ALPHA_STEPS + 1)
+            extra = CGRidgePath(events, y - y_mean, up_alphas, train_mask=train,
+                                tol=max(p["tol"], CONFIRM_TOL), local_sweeps=0,
+                                n_jobs=n_jobs)
+            extra.solve_at(best[1])
+            W = extra.node_weights()[:, events.columns_at(best[1])]
+            del extra
+            Z = features.transform(X[val], lifetime=best[1])
+            up_errors = np.mean((np.asarray(Z @ W.T) + y_mean - y[val, None]) ** 2, axis=0)
+            for j, err in enumerate(up_errors):
                 if not err < best[0]:
                     break
-                best = (err, best[1], trial, W[0] if whole else None)
-                alpha_best = trial
+                best = (float(err), best[1], float(up_alphas[j]), W[j] if whole else None)
         del events
         self.path_["confirm"] = dict(
             lifetimes=np.array(lams), alphas=alphas, validation_mse=np.array(errors),
             n_iter=np.array(iters), rows=rows, validation_rows=rows[val], stop_reason=stop,
             pilot_lifetime=lifetime, pilot_alpha=float(self.alpha_),
-            larger_alphas=np.array(up_alphas), larger_alphas_mse=np.array(up_errors))
+            larger_alphas=up_alphas, larger_alphas_mse=up_errors)
         return best[1], best[2], (features if whole else None), best[3]
 
     def _dual_select(self, p: dict, X_all, y_all, n_given: int, train, folds, n_trees: int,
