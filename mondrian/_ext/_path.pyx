@@ -4,8 +4,10 @@
 All split events of a Mondrian forest, sorted by time, replace one feature
 (the cell that splits) by two (its children).  The classes here keep, for
 every training point and tree, the id of the point's active node (the
-``act`` table, shape (N, M)), update it per event by walking the children's
-slices ``perm[start:end]``, and carry a learner along:
+``act`` table, shape (N, M)), update it from the children's slices
+``perm[start:end]`` (per event where the learner needs it; once per
+:meth:`CGPath.advance`, from the cells still active), and carry a learner
+along:
 
 * :class:`CholeskyPath` -- exact ridge regression for several alphas through
   O(C²) up/down-dates of the Cholesky factor of A = ΦᵀΦ + αI

@@ -897,9 +897,13 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         """Above :data:`AUTO_DUAL_ROWS` points: select (λ, α) by the dual's
         exact leave-one-out on a pilot of :data:`PILOT_ROWS` labelled rows
         (``cv`` folds over the pilot's rows, or ``X_val``), on a forest grown
-        on those rows only, then grow the forest on every point to λ̂ and
-        solve ridge on every labelled point at (λ̂, α̂) by preconditioned
-        conjugate gradients, O(N·M) per iteration.
+        on those rows only; with ``n_trees='auto'``, double the trees if the
+        pilot's half forests lose more than :data:`TREE_GAIN`
+        (:func:`tree_sensitivity`); check (λ̂, α̂) upwards on more rows
+        (:meth:`_confirm`); then grow the forest on every point to λ̂ (or
+        keep the ladder's) and solve ridge on every labelled point at
+        (λ̂, α̂) by preconditioned conjugate gradients, O(N·M) per
+        iteration.
 
         The pilot's forest is another draw of the same random partition: by
         the Mondrian process's consistency under restriction (Sec. 2.1), the
@@ -1000,7 +1004,12 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         ``X_val`` (up to :data:`CONFIRM_ROWS` of them) if given, else a
         random :data:`CONFIRM_FRACTION` of the forest's rows.  A wider
         lifetime must lower the error by more than :data:`CONFIRM_TIE`; the
-        ladder stops at the first that does not.  Records
+        ladder stops at the first that does not.  With automatic alphas,
+        when the larger alpha wins at the best rung, alphas
+        :data:`CONFIRM_ALPHA_UP` times larger each (:data:`CONFIRM_ALPHA_STEPS`
+        of them, one CG run) are scored there too and the selection goes up
+        them while the error falls.  The forest has ``n_trees`` trees (the
+        final count, see :func:`tree_sensitivity`).  Records
         ``path_['confirm']``.
 
         Returns
@@ -1042,6 +1051,12 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         learner = CGRidgePath(events, y - y_mean, alphas, train_mask=train,
                               tol=max(p["tol"], CONFIRM_TOL),
                               local_sweeps=0, n_jobs=n_jobs)
+        def scored(path: CGRidgePath, events, lam: float):
+            """The path's weights at ``lam`` (columns) and their held-out MSE."""
+            W = path.node_weights()[:, events.columns_at(lam)]
+            Z = features.transform(X[val], lifetime=lam)
+            return W, np.mean((np.asarray(Z @ W.T) + y_mean - y[val, None]) ** 2, axis=0)
+
         lams, errors, iters = [], [], []
         best = (np.inf, lifetime, None, None)
         stop = "steps"
@@ -1064,9 +1079,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                 events = split_events(features)
                 learner.extend(events)
             n_iter, _ = learner.solve_at(lam)
-            W = learner.node_weights()[:, events.columns_at(lam)]
-            Z = features.transform(X[val], lifetime=lam)
-            err = np.mean((np.asarray(Z @ W.T) + y_mean - y[val, None]) ** 2, axis=0)
+            W, err = scored(learner, events, lam)
             lams.append(lam)
             errors.append(err)
             iters.append(n_iter)
@@ -1090,10 +1103,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                                 tol=max(p["tol"], CONFIRM_TOL), local_sweeps=0,
                                 n_jobs=n_jobs)
             extra.solve_at(best[1])
-            W = extra.node_weights()[:, events.columns_at(best[1])]
+            W, up_errors = scored(extra, events, best[1])
             del extra
-            Z = features.transform(X[val], lifetime=best[1])
-            up_errors = np.mean((np.asarray(Z @ W.T) + y_mean - y[val, None]) ** 2, axis=0)
             for j, err in enumerate(up_errors):
                 if not err < best[0]:
                     break
