@@ -8,7 +8,7 @@ from mondrian import MondrianFeatures, MondrianKernelRidgeCV
 from mondrian._validation import available_cores, resolve_n_jobs
 from mondrian.path import estimators as path_estimators
 from mondrian.path.dual import DualRidge, cell_labels, mondrian_kernel_matrix
-from mondrian.path.search import lifetime_scale, search_lifetime
+from mondrian.path.search import FLAT_TIE, lifetime_scale, search_lifetime
 from mondrian.ridge import ridge_solve
 
 
@@ -116,6 +116,29 @@ def test_search_stop_reasons():
     assert flat.stop_reason == "max_lifetime" and flat.lifetimes.tolist() == [0.5, 1.0]
     floor = search_lifetime(increasing, 1.0, 1.0)
     assert floor.stop_reason == "floor" and floor.lifetimes[0] <= 2.0 ** -19
+
+
+def test_search_stops_going_up_where_the_error_barely_falls():
+    # A noise target: the error falls by 1e-4 per octave up forever (each
+    # octave up doubles the forest).  The search stops at the first octave
+    # that gains less than FLAT_TIE, then fills the gap above the best.
+    grown = []
+
+    def extend(lam):
+        grown.append(lam)
+        return None
+
+    creeping = lambda lam: np.array([1.0 - 1e-4 * np.log2(lam)])   # noqa: E731
+    result = search_lifetime(creeping, 1.0, 1.0, extend=extend)
+    assert result.stop_reason == "flat"
+    assert result.lifetimes.tolist() == [0.5, 1.0, 2.0] and grown == [2.0]
+    # An octave gaining just more than FLAT_TIE keeps the walk going: here
+    # the gain is 2e-3 per octave up to λ = 2^5, then the error rises.
+    steady = lambda lam: np.array([1.0 - 2 * FLAT_TIE * min(np.log2(lam), 5.0)   # noqa: E731
+                                   + 1e-2 * max(np.log2(lam) - 5.0, 0.0)])
+    walked = search_lifetime(steady, 1.0, 1.0, extend=lambda lam: None)
+    assert walked.stop_reason == "passed minimum"
+    assert walked.lifetimes[walked.best[0]] == 32.0
 
 
 def test_search_evaluates_the_ceiling_exactly():

@@ -652,7 +652,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         ``tol``, ``validation`` ('loo', 'kfold', 'holdout' or 'none'),
         ``validation_rows``, ``scale`` (λ₀; None with a fixed grid),
         ``max_lifetime`` (final Λ), ``stop_reason`` ('passed minimum',
-        'max_lifetime', 'saturated', 'memory' or 'floor', see
+        'flat', 'max_lifetime', 'saturated', 'memory' or 'floor', see
         :class:`mondrian.path.search.LifetimeSearch`), ``segments`` (first
         row of each fit that contributed to the path: ``[0]``, then one
         more per warm continuation), for the exact solver

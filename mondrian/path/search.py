@@ -10,7 +10,8 @@ by octaves in the direction the error falls (downwards by two octaves
 once three below the start), until the error has risen on both sides of
 its minimum, growing the forest past its terminal lifetime when the
 minimum is not yet passed at the top (upwards only by octaves: the forest's
-size grows fast with λ).  Gaps of two octaves next to the minimum are then
+size grows fast with λ, so an octave up that gains less than
+:data:`FLAT_TIE` ends the walk).  Gaps of two octaves next to the minimum are then
 filled.  The error is flat near its minimum in log λ, and every lifetime
 evaluated costs an eigendecomposition (dual) or a CG solve (path): the
 typical search evaluates three lifetimes.
@@ -28,6 +29,15 @@ __all__ = ["lifetime_scale", "LifetimeSearch", "search_lifetime"]
 #: Lowest log₂(λ/λ₀) the search goes down to: at λ₀/2²⁰ every kernel value
 #: is within 1e-6 of 1 on a typical pair, the constant predictor.
 LOG2_FLOOR = -20.0
+
+#: The search stops going up when the octave just added lowered the best
+#: error by less than this relative amount (but by something: exactly equal
+#: errors are the plateau below the trees' first splits, which it walks
+#: up).  Where no lifetime fits better than a constant (a target that is
+#: noise), the error falls by ~1e-4 per octave all the way to saturated
+#: trees, each octave doubling the forest; real error curves fall by
+#: percents per octave until near their minimum.
+FLAT_TIE = 1e-3
 
 
 def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000,
@@ -78,7 +88,9 @@ class LifetimeSearch:
         Terminal lifetime of the forest at the end of the search.
     stop_reason : str
         'passed minimum' (the error rose on both sides of the best
-        lifetime), 'max_lifetime' (the best lifetime is the fixed ceiling:
+        lifetime), 'flat' (the best lifetime is the largest evaluated, but
+        the octave up to it lowered the error by less than
+        :data:`FLAT_TIE`), 'max_lifetime' (the best lifetime is the fixed ceiling:
         a larger one might be better), 'saturated' (the trees stopped
         splitting: every cell holds points at one location, so larger λ
         changes nothing), 'memory' (growing further would exceed the forest
@@ -160,6 +172,11 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
     while True:
         b = best_u()
         if b == max(scores):
+            below = min(float(np.min(scores[u])) for u in scores if u < b) \
+                if len(scores) > 1 else np.inf
+            if below > float(np.min(scores[b])) > (1.0 - FLAT_TIE) * below:
+                reason = "flat"
+                break
             up = b + 1.0    # upwards by octaves: every step up may grow the forest
             if b < u_top < up:
                 up = u_top      # the ceiling itself first
