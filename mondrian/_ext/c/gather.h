@@ -10,10 +10,10 @@
  * combined as (s0 + s1) + (s2 + s3).  The adds of the four chains overlap
  * instead of waiting on one accumulator, and the order depends neither on
  * the threads nor on which other alphas are summed alongside, so a path is
- * bitwise reproducible.  (CGPath sums f = Phi x from a blocked table
- * instead, cgblock.h, with these partial sums in this order.)  Two alphas are summed in one sweep over the
+ * bitwise reproducible.  Two alphas are summed in one sweep over the
  * indices: their values are adjacent, so one index load serves both and the
- * compiler can add them as a pair.
+ * compiler can add them as a pair.  (CGPath sums f = Phi x from a blocked
+ * table instead, cgblock.h, with these partial sums in this order.)
  */
 #ifndef MT_GATHER_H
 #define MT_GATHER_H
