@@ -421,6 +421,7 @@ cdef class CGPath(_PathBase):
     cdef double[:, ::1] W
     cdef double[:, ::1] Wc, rc, pc, qc
     cdef double[::1] nyc, dc, xpack, fpack, cellsum, acc, rzv, beta
+    cdef int64_t[::1] cofs, clen
     cdef int[::1] live, conv
     cdef double[:, ::1] resid
     cdef unsigned char[::1] active
@@ -575,6 +576,8 @@ cdef class CGPath(_PathBase):
             self.pc = np.zeros((K, n))
             self.qc = np.zeros((K, n))
             self.nyc = np.zeros(n)
+            self.cofs = np.zeros(n, dtype=np.int64)
+            self.clen = np.zeros(n, dtype=np.int64)
             self.dc = np.zeros(n)
             self.xpack = np.zeros(K * n)
             self.cellsum = np.zeros(K * n)
@@ -598,6 +601,19 @@ cdef class CGPath(_PathBase):
             r0 = b * B
             mt_cgblock_table(&self.act[0, 0], M, &self.rows[r0], min(B, n_rows - r0),
                              &self.pos[0], &self.tab[r0 * M])
+
+    cdef void _load_cells(self) noexcept nogil:
+        """Per compact position: Φᵀy, count/M and the cell's training-point
+        slice (offset into ``ptrain``, length), so the vector loops and
+        Φᵀf read them in order instead of through ``ids``."""
+        cdef Py_ssize_t c
+        cdef int64_t j, stride = self.ptrain.shape[1]
+        for c in prange(self.n_ids, num_threads=self.n_threads, schedule="static"):
+            j = self.ids[c]
+            self.nyc[c] = self.node_y[j]
+            self.dc[c] = self.diag0[j]
+            self.cofs[c] = self.tree_of[j] * stride + self.tstart[j]
+            self.clen[c] = self.tend[j] - self.tstart[j]
 
     cdef void _pack(self, double[:, ::1] x, Py_ssize_t n_live) noexcept nogil:
         """xpack[c·K + l] = x[live[l], c] (K = n_live)."""
@@ -624,6 +640,19 @@ cdef class CGPath(_PathBase):
                 self.pc[a, c] = v
                 xp[c * K + l] = v
 
+    cdef void _gather_rows(self, Py_ssize_t K, double scale) noexcept nogil:
+        """fpack[i·K + l] = scale·Σₘ xpack[(cell of row i in tree m)·K + l]
+        for the training rows i (``c/cgblock.h``, threads over blocks)."""
+        cdef Py_ssize_t B = self.n_block, n_rows = self.rows.shape[0], M = self.n_trees
+        cdef Py_ssize_t b, r0, n_b = (n_rows + B - 1) // B
+        cdef int tid
+        cdef double *acc = &self.acc[0]
+        for b in prange(n_b, num_threads=self.n_threads, schedule="static"):
+            tid = threadid()
+            r0 = b * B
+            mt_cgblock_gather(&self.tab[r0 * M], M, min(B, n_rows - r0), &self.xpack[0], K,
+                              scale, &self.rows[r0], &self.fpack[0], &acc[tid * 4 * K * B])
+
     cdef void _apply(self, double[:, ::1] x, double[:, ::1] out, Py_ssize_t n_live) noexcept nogil:
         """out[a] = (ΦᵀΦ + αₐI) x[a] for the alphas a = live[0:n_live], on
         compact vectors, x already packed in ``xpack`` (:meth:`_pack`).
@@ -639,42 +668,39 @@ cdef class CGPath(_PathBase):
         alphas are interleaved (x packed as xp[c·K + l], f as f[i·K + l]),
         so one index load serves all of them.
         """
-        cdef Py_ssize_t T = self.n_threads, K = n_live, B = self.n_block
-        cdef Py_ssize_t n_rows = self.rows.shape[0], M = self.n_trees
-        cdef Py_ssize_t b, r0, c, l, n_b = (n_rows + B - 1) // B
-        cdef int64_t j, k0
-        cdef int tid
-        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m
-        cdef double *xp = &self.xpack[0]
+        cdef Py_ssize_t T = self.n_threads, K = n_live, c, l
+        cdef const int32_t *pt = &self.ptrain[0, 0]
         cdef double *fp = &self.fpack[0]
         cdef double *cs = &self.cellsum[0]
-        cdef double *acc = &self.acc[0]
-        for b in prange(n_b, num_threads=T, schedule="static"):
-            tid = threadid()
-            r0 = b * B
-            mt_cgblock_gather(&self.tab[r0 * M], M, min(B, n_rows - r0), xp, K, s2,
-                              &self.rows[r0], fp, &acc[tid * 4 * K * B])
+        self._gather_rows(K, self.inv_sqrt_m * self.inv_sqrt_m)
         for c in prange(self.n_ids, num_threads=T, schedule="dynamic", chunksize=64):
-            j = self.ids[c]
-            k0 = self.tstart[j]
-            mt_gather(&self.ptrain[self.tree_of[j], k0], self.tend[j] - k0, fp, K, &cs[c * K])
+            mt_gather(pt + self.cofs[c], self.clen[c], fp, K, &cs[c * K])
             for l in range(K):
                 out[self.live[l], c] = self.alphas[self.live[l]] * x[self.live[l], c] + cs[c * K + l]
 
-    cdef double _train_sse(self, Py_ssize_t a) noexcept nogil:
-        """Training residuals y - Φw of alpha a into ``resid`` (threads over
-        rows) and their sum of squares (summed in row order)."""
-        cdef Py_ssize_t r, M = self.n_trees
+    cdef void _train_sse(self, double[::1] sse) noexcept nogil:
+        """Training residuals y - Φw of every alpha into ``resid`` from the
+        compact weights (one gather for all alphas, :meth:`_gather_rows`:
+        the sums of ``c/gather.h``, in its order) and their sums of squares
+        (summed in row order)."""
+        cdef Py_ssize_t r, K = self.n_alpha
+        cdef int a
         cdef int64_t i
-        cdef double fi, s = 0.0
+        cdef double s
+        for a in range(self.n_alpha):
+            self.live[a] = a
+        self._pack(self.Wc, K)
+        self._gather_rows(K, self.inv_sqrt_m)
         for r in prange(self.rows.shape[0], num_threads=self.n_threads, schedule="static"):
             i = self.rows[r]
-            fi = mt_gather_one(&self.act[i, 0], M, &self.W[a, 0], 1, 0)
-            self.resid[a, i] = self.y[i] - fi * self.inv_sqrt_m
-        for r in range(self.rows.shape[0]):
-            i = self.rows[r]
-            s += self.resid[a, i] * self.resid[a, i]
-        return s
+            for a in range(self.n_alpha):
+                self.resid[a, i] = self.y[i] - self.fpack[i * K + a]
+        for a in range(self.n_alpha):
+            s = 0.0
+            for r in range(self.rows.shape[0]):
+                i = self.rows[r]
+                s += self.resid[a, i] * self.resid[a, i]
+            sse[a] = s
 
     cdef void _start_alpha(self, int a, double bound) noexcept nogil:
         """Residual r = Φᵀy - q of alpha a (q = A w) and, unless
@@ -731,8 +757,6 @@ cdef class CGPath(_PathBase):
         cdef double bnorm2 = 0.0, bound
         for c in prange(n, num_threads=self.n_threads, schedule="static"):
             j = self.ids[c]
-            self.nyc[c] = self.node_y[j]
-            self.dc[c] = self.diag0[j]
             for a in range(self.n_alpha):
                 self.Wc[a, c] = self.W[a, j]
         for c in range(n):
@@ -797,9 +821,9 @@ cdef class CGPath(_PathBase):
             for a in range(self.n_alpha):
                 self._local_sweeps(a, sweeps)
             self._build_table()
+            self._load_cells()
             self._cg(tol, max_iter, it_v)
-            for a in range(self.n_alpha):
-                sse_v[a] = self._train_sse(a)
+            self._train_sse(sse_v)
             mt_threads_release()
         self.n_fresh = 0
         self.resid_valid = True
@@ -820,6 +844,7 @@ cdef class CGPath(_PathBase):
             self.live[a] = <int>a
         with nogil:
             self._build_table()
+            self._load_cells()
             self._pack(self.Wc, self.n_alpha)
             self._apply(self.Wc, self.qc, self.n_alpha)
             mt_threads_release()
