@@ -62,9 +62,11 @@ cdef extern from "c/cholupdate.h" nogil:
 
 __all__ = ["CholeskyPath", "CGPath", "SGDPath"]
 
-# Most rows in one block of the CGPath's Φx gather (c/cgblock.h).
+# Most rows in one block of the CGPath's Φx gather (c/cgblock.h); up to
+# ROW_MAJOR_BYTES of packed x (it stays in cache) the gather runs row by row.
 cdef enum:
     MAX_BLOCK_ROWS = 1024
+    ROW_MAJOR_BYTES = 65536
 
 cdef int _raise(int status, str what) except -1:
     if status == MT_ERR_STATE:
@@ -412,7 +414,8 @@ cdef class CGPath(_PathBase):
     point slices.  Both run on ``n_threads`` threads; every sum (the
     products' and the CG's dot products) runs in a fixed order, so the
     results depend neither on the thread count nor on the block size
-    (``block_rows``, 0: chosen per solve; 1 sums row by row).
+    (``block_rows``, 0: chosen per solve -- row by row while the packed x
+    fits in cache, else blocks; 1 sums row by row).
     """
 
     cdef const double[::1] alphas, node_y, diag0, y
@@ -583,7 +586,10 @@ cdef class CGPath(_PathBase):
             self.cellsum = np.zeros(K * n)
             self.cap = n
         B = self.block_rows
-        if B <= 0:
+        if B <= 0 and n * K * sizeof(double) <= ROW_MAJOR_BYTES:
+            # x fits in cache: row by row, the sums in registers
+            B = 1
+        elif B <= 0:
             # blocks of at most MAX_BLOCK_ROWS rows, as many per thread
             nb = max(1, (n_rows + T * MAX_BLOCK_ROWS - 1) // (T * MAX_BLOCK_ROWS)) * T
             B = (n_rows + nb - 1) // nb

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "gather.h"
+
 /* The copy runs in tiles of MT_CGBLOCK_ROWS rows by MT_CGBLOCK_TREES
  * trees: within a tile, tree by tree, the rows' entries are written in
  * order (one run of the output per tree) while the tile's lines of act
@@ -62,6 +64,15 @@ void mt_cgblock_gather(const int32_t *tab, size_t M, size_t nb, const double *x,
 {
     const size_t M4 = M & ~(size_t)3, len = nb * K;
     double *s0 = acc, *s1 = acc + len, *s2 = acc + 2 * len, *s3 = acc + 3 * len;
+    if (nb == 1) {
+        /* one row: the table's row is the row-major one, summed in registers */
+        double *out = f + (size_t)rows[0] * K;
+        mt_gather(tab, M, x, K, out);
+        for (size_t l = 0; l < K; ++l) {
+            out[l] = out[l] * scale;
+        }
+        return;
+    }
     memset(acc, 0, 4 * len * sizeof(double));
     for (size_t m = 0; m < M4; m += 4) {
         add_tree(tab + m * nb, nb, x, K, s0);

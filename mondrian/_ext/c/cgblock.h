@@ -42,7 +42,10 @@ void mt_cgblock_table(const int32_t *act, size_t M, const int64_t *rows, size_t 
 /*
  * One block's products: f[rows[r] * K + l] = scale * sum_m x[tab[m * nb + r] * K + l]
  * for r < nb, l < K (x interleaved: K values per compact position), summed
- * as described above.  acc is scratch of 4 * nb * K doubles.
+ * as described above.  acc is scratch of 4 * nb * K doubles.  A block of
+ * one row (nb = 1) is summed by mt_gather (gather.h) in registers: with
+ * blocks of one row the table is the row-major one, which is faster while
+ * x fits in cache.
  */
 void mt_cgblock_gather(const int32_t *tab, size_t M, size_t nb, const double *x,
                        size_t K, double scale, const int64_t *rows, double *f,
