@@ -314,6 +314,71 @@ def test_cg_path_does_not_depend_on_the_thread_count(problem):
             np.testing.assert_array_equal(p0, p1)
 
 
+def _product_in_gather_order(ev, mask, table, alphas, X):
+    # (ΦᵀΦ + αI)x summed as c/gather.h sums: four partial sums over the
+    # trees (rows) or the slice (cells), the tail in the first, combined as
+    # (s0 + s1) + (s2 + s3); each addition a separate IEEE operation.
+    def chains(values):
+        s = [np.zeros_like(values[0]) for _ in range(4)]
+        n4 = len(values) // 4 * 4
+        for k, v in enumerate(values):
+            c = k % 4 if k < n4 else 0
+            s[c] = s[c] + v
+        return (s[0] + s[1]) + (s[2] + s[3])
+
+    M = table.shape[1]
+    inv = 1.0 / np.sqrt(float(M))
+    rows = np.flatnonzero(mask)
+    f = np.zeros((X.shape[0], table.shape[0]))
+    f[:, rows] = chains([X[:, table[rows, m]] for m in range(M)]) * (inv * inv)
+    tstart, tend, ptrain = ev.forest.train_slices(mask)
+    out = np.zeros_like(X)
+    for j in np.unique(table):
+        pts = ptrain[ev.tree_of[j], tstart[j]:tend[j]]
+        cs = chains([f[:, i] for i in pts]) if pts.size else np.zeros(X.shape[0])
+        out[:, j] = np.asarray(alphas) * X[:, j] + cs
+    return out
+
+
+def test_cg_products_do_not_depend_on_the_blocks_of_rows(problem):
+    # The CG products gather Φx from a table of compact positions in blocks
+    # of rows, tree by tree within a block (c/cgblock.h); every row keeps
+    # the four partial sums of c/gather.h, so any block size -- 1 is the
+    # row-by-row order -- gives the same bits, and so does a reference that
+    # adds in that order.  Six trees: two go to the tail of the first sum.
+    _, y, _, ev = problem
+    mask = np.arange(y.shape[0]) % 7 != 3
+    alphas = [0.05, 0.3, 1.0]
+    rng = np.random.default_rng(5)
+    for lam in lifetime_grid(ev, 5)[1:]:
+        products = {}
+        for block in (1, 2, 5, 64, 10**6, 0):
+            path = CGRidgePath(ev, y, alphas, train_mask=mask, tol=1e-10, n_jobs=2)
+            path._state.block_rows = block
+            path.advance(lam)
+            X = rng.standard_normal((len(alphas), ev.n_nodes)) if not products else X
+            products[block] = path._state._product(X)
+            table = path._state.active_table()
+        expected = _product_in_gather_order(ev, mask, table, alphas, X)
+        off = np.ones(ev.n_nodes, dtype=bool)
+        off[np.unique(table)] = False
+        for block, out in products.items():
+            np.testing.assert_array_equal(out, expected, err_msg=f"block_rows={block}")
+            assert np.all(out[:, off] == 0.0)
+    # The whole solve, too (the products and the CG's sums).
+    runs = []
+    for block in (1, 3, 0):
+        path = CGRidgePath(ev, y, alphas, train_mask=mask, tol=1e-8, n_jobs=2)
+        path._state.block_rows = block
+        runs.append([(path.solve_at(lam), path.node_weights())
+                     for lam in lifetime_grid(ev, 4)])
+    for other in runs[1:]:
+        for ((i0, s0), w0), ((i1, s1), w1) in zip(runs[0], other):
+            np.testing.assert_array_equal(i0, i1)
+            np.testing.assert_array_equal(s0, s1)
+            np.testing.assert_array_equal(w0, w1)
+
+
 def test_events_and_learners_read_the_forest_without_copies(problem):
     # split_events keeps the C forest and views of its arrays; the learners
     # read its C arrays directly, and both pin it against growth in place.

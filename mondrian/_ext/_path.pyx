@@ -15,7 +15,9 @@ along:
   at every event (Sec. 4.2.1);
 * :class:`CGPath` -- weights warm-started across events (parent weight
   copied to both children) and solved by Jacobi-preconditioned conjugate
-  gradients at chosen lifetimes, Φ applied from the ``act`` table;
+  gradients at chosen lifetimes, on compact vectors over the active nodes,
+  Φ applied from a copy of the ``act`` table in compact positions, blocked
+  by rows and tree-major within a block (``c/cgblock.h``);
 * :class:`SGDPath` -- stochastic gradient descent with squared, hinge or
   logistic loss, warm-started at every split (Sec. 4.2.2).
 
@@ -26,7 +28,7 @@ forest's global ids, the events are the forest's own split events
 so the arrays cannot move while it lives.  The checks here guard memory
 safety only.
 """
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
@@ -43,6 +45,13 @@ cdef extern from "c/gather.h" nogil:
     double mt_gather_one(const int32_t *idx, size_t n, const double *v, size_t stride,
                          size_t off)
 
+cdef extern from "c/cgblock.h" nogil:
+    void mt_cgblock_table(const int32_t *act, size_t M, const int64_t *rows, size_t nb,
+                          const int32_t *pos, int32_t *out)
+    void mt_cgblock_gather(const int32_t *tab, size_t M, size_t nb, const double *x,
+                           size_t K, double scale, const int64_t *rows, double *f,
+                           double *acc)
+
 cdef extern from "c/cholupdate.h" nogil:
     int mt_chol_delete(double *L, size_t ld, size_t n, size_t c, double *work)
     int mt_chol_append(double *L, size_t ld, size_t n, const double *a, double d,
@@ -52,6 +61,12 @@ cdef extern from "c/cholupdate.h" nogil:
     double mt_chol_logdet(const double *L, size_t ld, size_t n)
 
 __all__ = ["CholeskyPath", "CGPath", "SGDPath"]
+
+# Most rows in one block of the CGPath's Φx gather (c/cgblock.h); up to
+# ROW_MAJOR_BYTES of packed x (it stays in cache) the gather runs row by row.
+cdef enum:
+    MAX_BLOCK_ROWS = 1024
+    ROW_MAJOR_BYTES = 65536
 
 cdef int _raise(int status, str what) except -1:
     if status == MT_ERR_STATE:
@@ -387,22 +402,37 @@ cdef class CGPath(_PathBase):
     Weights live in node space (one slot per node of the forest, zero for
     nodes not active).  Within one tree ΦₘᵀΦₘ is diagonal (cell counts / M),
     so diag(A) = count/M + α is the exact Jacobi preconditioner.  Only the
-    points with ``is_train`` enter Φ; the products ΦᵀΦx are two gathers (rows
-    of the active-node table, then the cells' training-point slices) on
-    ``n_threads`` threads, each sum in a fixed order, so the results do not
-    depend on the thread count.
+    points with ``is_train`` enter Φ.
+
+    A solve runs on compact vectors: position c = 0..n_ids-1 for the c-th
+    active node in increasing id (``ids``, ``pos``), the weights copied in
+    at the start and back at the end.  The products ΦᵀΦx are two gathers:
+    f = Φx from a copy of the active-node table holding compact positions,
+    rebuilt once per solve in blocks of training rows, tree after tree
+    within a block (``c/cgblock.h``: one tree's x values stay in cache
+    while a block's rows are summed), then Φᵀf over the cells' training
+    point slices.  Both run on ``n_threads`` threads; every sum (the
+    products' and the CG's dot products) runs in a fixed order, so the
+    results depend neither on the thread count nor on the block size
+    (``block_rows``, 0: chosen per solve -- row by row while the packed x
+    fits in cache, else blocks; 1 sums row by row).
     """
 
     cdef const double[::1] alphas, node_y, diag0, y
     cdef const int64_t[::1] tstart, tend
     cdef const int32_t[:, ::1] ptrain
-    cdef double[:, ::1] W, r, z, p, q
-    cdef double[::1] xpack, fpack, cellsum, rzv
-    cdef int[::1] live
+    cdef double[:, ::1] W
+    cdef double[:, ::1] Wc, rc, pc, qc
+    cdef double[::1] nyc, dc, xpack, fpack, cellsum, acc, rzv, beta
+    cdef int64_t[::1] cofs, clen
+    cdef int[::1] live, conv
     cdef double[:, ::1] resid
     cdef unsigned char[::1] active
     cdef const int64_t[::1] rows
+    cdef int32_t[::1] pos, tab
     cdef readonly Py_ssize_t n_alpha
+    cdef public Py_ssize_t block_rows
+    cdef Py_ssize_t cap, n_block
     cdef int n_threads
     cdef int64_t[::1] ids, fresh
     cdef Py_ssize_t n_ids, n_fresh
@@ -423,17 +453,13 @@ cdef class CGPath(_PathBase):
         self.y = y
         self.rows = np.flatnonzero(np.asarray(is_train)).astype(np.int64)
         self.n_threads = check_threads(n_threads)
-        shape = (self.n_alpha, self.n_nodes)
-        self.W = np.zeros(shape)
-        self.r = np.zeros(shape)
-        self.z = np.zeros(shape)
-        self.p = np.zeros(shape)
-        self.q = np.zeros(shape)
-        self.xpack = np.zeros(max(1, self.n_alpha * self.n_nodes))
+        self.W = np.zeros((self.n_alpha, self.n_nodes))
+        self.cap = 0
         self.fpack = np.zeros(max(1, self.n_alpha * self.n_points))
-        self.cellsum = np.zeros(max(1, self.n_alpha * self.n_nodes))
         self.rzv = np.zeros(self.n_alpha)
+        self.beta = np.zeros(self.n_alpha)
         self.live = np.zeros(self.n_alpha, dtype=np.intc)
+        self.conv = np.zeros(self.n_alpha, dtype=np.intc)
         self.resid = np.repeat(np.asarray(y, dtype=np.float64)[None, :], self.n_alpha, axis=0)
         self.resid_valid = True
         self.fresh = np.zeros(self.n_nodes, dtype=np.int64)
@@ -442,6 +468,11 @@ cdef class CGPath(_PathBase):
         act[np.asarray(roots, dtype=np.int64)] = 1
         self.active = act
         self.ids = np.zeros(self.n_nodes, dtype=np.int64)
+        self.pos = np.zeros(self.n_nodes, dtype=np.int32)
+        self.tab = np.zeros(max(1, self.rows.shape[0] * self.n_trees), dtype=np.int32)
+        self.acc = np.zeros(1)
+        self.block_rows = 0
+        self.n_block = 1
 
     def advance(self, double lifetime, bint dual=False):
         """Apply every event with split time <= ``lifetime``.
@@ -530,130 +561,251 @@ cdef class CGPath(_PathBase):
                     if self.is_train[i]:
                         self.resid[a, i] -= delta
 
-    cdef void _apply(self, double[:, ::1] x, double[:, ::1] out, Py_ssize_t n_live) noexcept nogil:
-        """out[a] = (ΦᵀΦ + αₐI) x[a] on the active slots for the alphas
-        a = live[0:n_live] (x read on the active slots only).
+    cdef int _prepare(self) except -1:
+        """List the active nodes (``ids``, ``pos``), size the compact buffers
+        and choose the block of rows of the Φx gather."""
+        cdef Py_ssize_t j, n = 0, K = self.n_alpha, T = self.n_threads
+        cdef Py_ssize_t n_rows = self.rows.shape[0], B, nb
+        for j in range(self.n_nodes):
+            if self.active[j]:
+                self.ids[n] = j
+                self.pos[j] = <int32_t>n
+                n += 1
+        self.n_ids = n
+        if n > self.cap:
+            # grows with the lifetime only: at most once per solve
+            self.Wc = np.zeros((K, n))
+            self.rc = np.zeros((K, n))
+            self.pc = np.zeros((K, n))
+            self.qc = np.zeros((K, n))
+            self.nyc = np.zeros(n)
+            self.cofs = np.zeros(n, dtype=np.int64)
+            self.clen = np.zeros(n, dtype=np.int64)
+            self.dc = np.zeros(n)
+            self.xpack = np.zeros(K * n)
+            self.cellsum = np.zeros(K * n)
+            self.cap = n
+        B = self.block_rows
+        if B <= 0 and n * K * sizeof(double) <= ROW_MAJOR_BYTES:
+            # x fits in cache: row by row, the sums in registers
+            B = 1
+        elif B <= 0:
+            # blocks of at most MAX_BLOCK_ROWS rows, as many per thread
+            nb = max(1, (n_rows + T * MAX_BLOCK_ROWS - 1) // (T * MAX_BLOCK_ROWS)) * T
+            B = (n_rows + nb - 1) // nb
+        self.n_block = max(1, min(B, n_rows))
+        if self.acc.shape[0] < T * 4 * K * self.n_block:
+            self.acc = np.zeros(T * 4 * K * self.n_block)
+        return 0
 
-        Two gathers, no scatter: f = Φx row by row from the active-node
-        table (fᵢ = Σₘ x[act[i, m]]/√M, threads over rows), then
-        (Φᵀf)_j = Σ_{i∈j} fᵢ/√M cell by cell from the trees' training-point
-        slices (threads over cells).  Every sum runs in a fixed order that
-        does not depend on the thread count, so the products -- hence the
-        whole CG path -- are bitwise identical for any ``n_jobs``.  The
-        alphas are interleaved (x packed as xp[node·K + l], f as
-        f[i·K + l]) and summed in pairs, so one index load serves two of
-        them (``c/gather.h``).
-        """
-        cdef Py_ssize_t T = self.n_threads, K = n_live
-        cdef Py_ssize_t k, l, r, M = self.n_trees
-        cdef int64_t i, j, k0
-        cdef double s2 = self.inv_sqrt_m * self.inv_sqrt_m
+    cdef void _build_table(self) noexcept nogil:
+        """The blocked table of compact positions (``c/cgblock.h``) from the
+        active-node table, threads over blocks."""
+        cdef Py_ssize_t B = self.n_block, M = self.n_trees, n_rows = self.rows.shape[0]
+        cdef Py_ssize_t b, r0, n_b = (n_rows + B - 1) // B
+        for b in prange(n_b, num_threads=self.n_threads, schedule="static"):
+            r0 = b * B
+            mt_cgblock_table(&self.act[0, 0], M, &self.rows[r0], min(B, n_rows - r0),
+                             &self.pos[0], &self.tab[r0 * M])
+
+    cdef void _load_cells(self) noexcept nogil:
+        """Per compact position: Φᵀy, count/M and the cell's training-point
+        slice (offset into ``ptrain``, length), so the vector loops and
+        Φᵀf read them in order instead of through ``ids``."""
+        cdef Py_ssize_t c
+        cdef int64_t j, stride = self.ptrain.shape[1]
+        for c in prange(self.n_ids, num_threads=self.n_threads, schedule="static"):
+            j = self.ids[c]
+            self.nyc[c] = self.node_y[j]
+            self.dc[c] = self.diag0[j]
+            self.cofs[c] = self.tree_of[j] * stride + self.tstart[j]
+            self.clen[c] = self.tend[j] - self.tstart[j]
+
+    cdef void _pack(self, double[:, ::1] x, Py_ssize_t n_live) noexcept nogil:
+        """xpack[c·K + l] = x[live[l], c] (K = n_live)."""
+        cdef Py_ssize_t c, l, K = n_live
         cdef double *xp = &self.xpack[0]
+        for c in prange(self.n_ids, num_threads=self.n_threads, schedule="static"):
+            for l in range(K):
+                xp[c * K + l] = x[self.live[l], c]
+
+    cdef void _pack_direction(self, Py_ssize_t n_live, bint first) noexcept nogil:
+        """The new search directions p = z + βp (p = z on the first
+        iteration), z = r/diag(A), written to ``pc`` and packed as in
+        :meth:`_pack`."""
+        cdef Py_ssize_t c, l, K = n_live
+        cdef int a
+        cdef double v
+        cdef double *xp = &self.xpack[0]
+        for c in prange(self.n_ids, num_threads=self.n_threads, schedule="static"):
+            for l in range(K):
+                a = self.live[l]
+                v = self.rc[a, c] / (self.dc[c] + self.alphas[a])
+                if not first:
+                    v = v + self.beta[a] * self.pc[a, c]
+                self.pc[a, c] = v
+                xp[c * K + l] = v
+
+    cdef void _gather_rows(self, Py_ssize_t K, double scale) noexcept nogil:
+        """fpack[i·K + l] = scale·Σₘ xpack[(cell of row i in tree m)·K + l]
+        for the training rows i (``c/cgblock.h``, threads over blocks)."""
+        cdef Py_ssize_t B = self.n_block, n_rows = self.rows.shape[0], M = self.n_trees
+        cdef Py_ssize_t b, r0, n_b = (n_rows + B - 1) // B
+        cdef int tid
+        cdef double *acc = &self.acc[0]
+        for b in prange(n_b, num_threads=self.n_threads, schedule="static"):
+            tid = threadid()
+            r0 = b * B
+            mt_cgblock_gather(&self.tab[r0 * M], M, min(B, n_rows - r0), &self.xpack[0], K,
+                              scale, &self.rows[r0], &self.fpack[0], &acc[tid * 4 * K * B])
+
+    cdef void _apply(self, double[:, ::1] x, double[:, ::1] out, Py_ssize_t n_live) noexcept nogil:
+        """out[a] = (ΦᵀΦ + αₐI) x[a] for the alphas a = live[0:n_live], on
+        compact vectors, x already packed in ``xpack`` (:meth:`_pack`).
+
+        Two gathers, no scatter: f = Φx from the blocked table
+        (fᵢ = Σₘ x[cell of i in tree m]/√M, ``c/cgblock.h``, threads over
+        blocks of rows), then (Φᵀf)_c = Σ_{i∈c} fᵢ/√M cell by cell from the
+        trees' training-point slices (threads over cells).  Every sum runs in
+        a fixed order (four partial sums over the trees or points, combined
+        as (s0 + s1) + (s2 + s3), ``c/gather.h``) that depends neither on the
+        thread count nor on the block size, so the products -- hence the
+        whole CG path -- are bitwise identical for any ``n_jobs``.  The
+        alphas are interleaved (x packed as xp[c·K + l], f as f[i·K + l]),
+        so one index load serves all of them.
+        """
+        cdef Py_ssize_t T = self.n_threads, K = n_live, c, l
+        cdef const int32_t *pt = &self.ptrain[0, 0]
         cdef double *fp = &self.fpack[0]
         cdef double *cs = &self.cellsum[0]
-        for k in range(self.n_ids):
-            j = self.ids[k]
+        self._gather_rows(K, self.inv_sqrt_m * self.inv_sqrt_m)
+        for c in prange(self.n_ids, num_threads=T, schedule="dynamic", chunksize=64):
+            mt_gather(pt + self.cofs[c], self.clen[c], fp, K, &cs[c * K])
             for l in range(K):
-                xp[j * K + l] = x[self.live[l], j]
-        for r in prange(self.rows.shape[0], num_threads=T, schedule="static"):
-            i = self.rows[r]
-            mt_gather(&self.act[i, 0], M, xp, K, &fp[i * K])
-            for l in range(K):
-                fp[i * K + l] = fp[i * K + l] * s2
-        for k in prange(self.n_ids, num_threads=T, schedule="dynamic", chunksize=64):
-            j = self.ids[k]
-            k0 = self.tstart[j]
-            mt_gather(&self.ptrain[self.tree_of[j], k0], self.tend[j] - k0, fp, K, &cs[j * K])
-            for l in range(K):
-                out[self.live[l], j] = self.alphas[self.live[l]] * x[self.live[l], j] + cs[j * K + l]
+                out[self.live[l], c] = self.alphas[self.live[l]] * x[self.live[l], c] + cs[c * K + l]
 
-    cdef double _train_sse(self, Py_ssize_t a) noexcept nogil:
-        """Training residuals y - Φw of alpha a into ``resid`` (threads over
-        rows) and their sum of squares (summed in row order)."""
-        cdef Py_ssize_t r, M = self.n_trees
+    cdef void _train_sse(self, double[::1] sse) noexcept nogil:
+        """Training residuals y - Φw of every alpha into ``resid`` from the
+        compact weights (one gather for all alphas, :meth:`_gather_rows`:
+        the sums of ``c/gather.h``, in its order) and their sums of squares
+        (summed in row order)."""
+        cdef Py_ssize_t r, K = self.n_alpha
+        cdef int a
         cdef int64_t i
-        cdef double fi, s = 0.0
+        cdef double s
+        for a in range(self.n_alpha):
+            self.live[a] = a
+        self._pack(self.Wc, K)
+        self._gather_rows(K, self.inv_sqrt_m)
         for r in prange(self.rows.shape[0], num_threads=self.n_threads, schedule="static"):
             i = self.rows[r]
-            fi = mt_gather_one(&self.act[i, 0], M, &self.W[a, 0], 1, 0)
-            self.resid[a, i] = self.y[i] - fi * self.inv_sqrt_m
-        for r in range(self.rows.shape[0]):
-            i = self.rows[r]
-            s += self.resid[a, i] * self.resid[a, i]
-        return s
+            for a in range(self.n_alpha):
+                self.resid[a, i] = self.y[i] - self.fpack[i * K + a]
+        for a in range(self.n_alpha):
+            s = 0.0
+            for r in range(self.rows.shape[0]):
+                i = self.rows[r]
+                s += self.resid[a, i] * self.resid[a, i]
+            sse[a] = s
+
+    cdef void _start_alpha(self, int a, double bound) noexcept nogil:
+        """Residual r = Φᵀy - q of alpha a (q = A w) and, unless
+        ‖r‖² <= bound (conv[a] = 1), rᵀz into rzv[a]."""
+        cdef Py_ssize_t c, n = self.n_ids
+        cdef double *r = &self.rc[a, 0]
+        cdef const double *q = &self.qc[a, 0]
+        cdef double al = self.alphas[a], rr = 0.0, rz = 0.0
+        for c in range(n):
+            r[c] = self.nyc[c] - q[c]
+            rr += r[c] * r[c]
+        self.conv[a] = rr <= bound
+        if self.conv[a]:
+            return
+        for c in range(n):
+            rz += r[c] * (r[c] / (self.dc[c] + al))
+        self.rzv[a] = rz
+
+    cdef void _step_alpha(self, int a, double bound) noexcept nogil:
+        """One CG step of alpha a from p and q = A p: w += s p, r -= s q
+        with s = rᵀz / pᵀq, then conv[a] = ‖r‖² <= bound, else the new rᵀz
+        and β (applied to p by :meth:`_pack_direction`).  The dot products
+        are summed in position order on one thread."""
+        cdef Py_ssize_t c, n = self.n_ids
+        cdef double *w = &self.Wc[a, 0]
+        cdef double *r = &self.rc[a, 0]
+        cdef const double *p = &self.pc[a, 0]
+        cdef const double *q = &self.qc[a, 0]
+        cdef const double *d = &self.dc[0]
+        cdef double al = self.alphas[a], pq = 0.0, rr = 0.0, rz = 0.0, step
+        for c in range(n):
+            pq += p[c] * q[c]
+        step = self.rzv[a] / pq
+        for c in range(n):
+            w[c] += step * p[c]
+            r[c] -= step * q[c]
+            rr += r[c] * r[c]
+            rz += r[c] * (r[c] / (d[c] + al))
+        self.conv[a] = rr <= bound
+        if not self.conv[a]:
+            self.beta[a] = rz / self.rzv[a]
+            self.rzv[a] = rz
 
     cdef void _cg(self, double tol, Py_ssize_t max_iter, int64_t[::1] iters) noexcept nogil:
         """Preconditioned CG from the current weights for all alphas in
-        lockstep (one shared pass over the slices per product); iters[a] is
-        the number of iterations of alpha a, or -1 if ``max_iter`` was
-        reached."""
-        cdef Py_ssize_t k, l, n_live, n_next, it
-        cdef int a
+        lockstep (one shared pass over the table and the slices per
+        product); iters[a] is the number of iterations of alpha a, or -1 if
+        ``max_iter`` was reached.  The weights are copied to compact ``Wc``
+        and back; the per-alpha vector work runs on threads over the alphas
+        (each alpha's sums on one thread, in position order)."""
+        cdef Py_ssize_t c, l, n_live, n_next, it, n = self.n_ids
+        cdef int a, T
         cdef int64_t j
-        cdef double bnorm2 = 0.0, rz_new, pq, step, beta, rr, d
-        for k in range(self.n_ids):
-            j = self.ids[k]
-            bnorm2 += self.node_y[j] * self.node_y[j]
+        cdef double bnorm2 = 0.0, bound
+        for c in prange(n, num_threads=self.n_threads, schedule="static"):
+            j = self.ids[c]
+            for a in range(self.n_alpha):
+                self.Wc[a, c] = self.W[a, j]
+        for c in range(n):
+            bnorm2 += self.nyc[c] * self.nyc[c]
+        bound = tol * tol * bnorm2
         for a in range(self.n_alpha):
             self.live[a] = a
-        self._apply(self.W, self.q, self.n_alpha)
+        T = <int>min(self.n_threads, self.n_alpha)
+        self._pack(self.Wc, self.n_alpha)
+        self._apply(self.Wc, self.qc, self.n_alpha)
+        for l in prange(self.n_alpha, num_threads=T, schedule="static", chunksize=1):
+            self._start_alpha(<int>l, bound)
         n_next = 0
         for l in range(self.n_alpha):
-            a = self.live[l]
-            rr = 0.0
-            for k in range(self.n_ids):
-                j = self.ids[k]
-                self.r[a, j] = self.node_y[j] - self.q[a, j]
-                rr += self.r[a, j] * self.r[a, j]
-            if rr <= tol * tol * bnorm2:
-                iters[a] = 0
-                continue
-            self.rzv[a] = 0.0
-            for k in range(self.n_ids):
-                j = self.ids[k]
-                d = self.diag0[j] + self.alphas[a]
-                self.z[a, j] = self.r[a, j] / d
-                self.p[a, j] = self.z[a, j]
-                self.rzv[a] += self.r[a, j] * self.z[a, j]
-            self.live[n_next] = a
-            n_next += 1
+            if self.conv[l]:
+                iters[l] = 0
+            else:
+                self.live[n_next] = <int>l
+                n_next += 1
         n_live = n_next
         it = 0
         while n_live > 0 and it < max_iter:
             it += 1
-            self._apply(self.p, self.q, n_live)
+            self._pack_direction(n_live, it == 1)
+            self._apply(self.pc, self.qc, n_live)
+            T = <int>min(self.n_threads, n_live)
+            for l in prange(n_live, num_threads=T, schedule="static", chunksize=1):
+                self._step_alpha(self.live[l], bound)
             n_next = 0
             for l in range(n_live):
                 a = self.live[l]
-                pq = 0.0
-                for k in range(self.n_ids):
-                    j = self.ids[k]
-                    pq += self.p[a, j] * self.q[a, j]
-                step = self.rzv[a] / pq
-                rr = 0.0
-                for k in range(self.n_ids):
-                    j = self.ids[k]
-                    self.W[a, j] += step * self.p[a, j]
-                    self.r[a, j] -= step * self.q[a, j]
-                    rr += self.r[a, j] * self.r[a, j]
-                if rr <= tol * tol * bnorm2:
+                if self.conv[a]:
                     iters[a] = it
-                    continue
-                rz_new = 0.0
-                for k in range(self.n_ids):
-                    j = self.ids[k]
-                    self.z[a, j] = self.r[a, j] / (self.diag0[j] + self.alphas[a])
-                    rz_new += self.r[a, j] * self.z[a, j]
-                beta = rz_new / self.rzv[a]
-                self.rzv[a] = rz_new
-                for k in range(self.n_ids):
-                    j = self.ids[k]
-                    self.p[a, j] = self.z[a, j] + beta * self.p[a, j]
-                self.live[n_next] = a
-                n_next += 1
+                else:
+                    self.live[n_next] = a
+                    n_next += 1
             n_live = n_next
         for l in range(n_live):
             iters[self.live[l]] = -1
+        for c in prange(n, num_threads=self.n_threads, schedule="static"):
+            j = self.ids[c]
+            for a in range(self.n_alpha):
+                self.W[a, j] = self.Wc[a, c]
 
     def solve(self, double tol, Py_ssize_t max_iter, int local_sweeps=0):
         """Solve (ΦᵀΦ + αI)w = Φᵀy for every alpha by preconditioned CG from
@@ -664,12 +816,8 @@ cdef class CGPath(_PathBase):
         Returns (iterations per alpha (-1: not converged), training sum of
         squared residuals per alpha).
         """
-        cdef Py_ssize_t j, a, n = 0
-        for j in range(self.n_nodes):
-            if self.active[j]:
-                self.ids[n] = j
-                n += 1
-        self.n_ids = n
+        cdef Py_ssize_t a
+        self._prepare()
         iters = np.zeros(self.n_alpha, dtype=np.int64)
         sse = np.zeros(self.n_alpha)
         cdef int64_t[::1] it_v = iters
@@ -678,13 +826,37 @@ cdef class CGPath(_PathBase):
         with nogil:
             for a in range(self.n_alpha):
                 self._local_sweeps(a, sweeps)
+            self._build_table()
+            self._load_cells()
             self._cg(tol, max_iter, it_v)
-            for a in range(self.n_alpha):
-                sse_v[a] = self._train_sse(a)
+            self._train_sse(sse_v)
             mt_threads_release()
         self.n_fresh = 0
         self.resid_valid = True
         return iters, sse
+
+    def _product(self, X):
+        """(ΦᵀΦ + αₐI) X[a] on the active nodes, node space, shape
+        (n_alpha, n_nodes), through the gathers of :meth:`solve` (zero off
+        the active nodes; for tests)."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.shape != (self.n_alpha, self.n_nodes):
+            raise ValueError(f"X must have shape {(self.n_alpha, self.n_nodes)}")
+        self._prepare()
+        cdef Py_ssize_t n = self.n_ids, a
+        ids = np.asarray(self.ids)[:n]
+        np.asarray(self.Wc)[:, :n] = X[:, ids]
+        for a in range(self.n_alpha):
+            self.live[a] = <int>a
+        with nogil:
+            self._build_table()
+            self._load_cells()
+            self._pack(self.Wc, self.n_alpha)
+            self._apply(self.Wc, self.qc, self.n_alpha)
+            mt_threads_release()
+        out = np.zeros((self.n_alpha, self.n_nodes))
+        out[:, ids] = np.asarray(self.qc)[:, :n]
+        return out
 
     def weights(self):
         """Node-space weights, shape (n_alpha, n_nodes) (zero off the active nodes)."""

@@ -12,7 +12,8 @@
  * the threads nor on which other alphas are summed alongside, so a path is
  * bitwise reproducible.  Two alphas are summed in one sweep over the
  * indices: their values are adjacent, so one index load serves both and the
- * compiler can add them as a pair.
+ * compiler can add them as a pair.  (CGPath sums f = Phi x from a blocked
+ * table instead, cgblock.h, with these partial sums in this order.)
  */
 #ifndef MT_GATHER_H
 #define MT_GATHER_H
