@@ -352,9 +352,14 @@ def test_cg_products_do_not_depend_on_the_blocks_of_rows(problem):
     rng = np.random.default_rng(5)
     for lam in lifetime_grid(ev, 5)[1:]:
         products = {}
-        for block in (1, 2, 5, 64, 10**6, 0):
+        for block in (1, 2, 5, 64, 10**6, 0, None):
             path = CGRidgePath(ev, y, alphas, train_mask=mask, tol=1e-10, n_jobs=2)
-            path._state.block_rows = block
+            if block is None:
+                # no copy of the table (above CG_TABLE_MAX_BYTES): row by
+                # row from the active-node table
+                path._state.table_max_bytes = 0
+            else:
+                path._state.block_rows = block
             path.advance(lam)
             X = rng.standard_normal((len(alphas), ev.n_nodes)) if not products else X
             products[block] = path._state._product(X)
@@ -367,9 +372,12 @@ def test_cg_products_do_not_depend_on_the_blocks_of_rows(problem):
             assert np.all(out[:, off] == 0.0)
     # The whole solve, too (the products and the CG's sums).
     runs = []
-    for block in (1, 3, 0):
+    for block in (1, 3, 0, None):
         path = CGRidgePath(ev, y, alphas, train_mask=mask, tol=1e-8, n_jobs=2)
-        path._state.block_rows = block
+        if block is None:
+            path._state.table_max_bytes = 0
+        else:
+            path._state.block_rows = block
         runs.append([(path.solve_at(lam), path.node_weights())
                      for lam in lifetime_grid(ev, 4)])
     for other in runs[1:]:

@@ -68,6 +68,13 @@ cdef enum:
     MAX_BLOCK_ROWS = 1024
     ROW_MAJOR_BYTES = 65536
 
+#: The CG path's copy of the active-node table in compact positions (4·N·M
+#: bytes for N training rows and M trees) is made only up to this size;
+#: above it (10⁶ rows x 300 trees: 1.2 GB) the Φx gather reads the
+#: active-node table itself, row by row, with x scattered to node space
+#: (slower on large forests, the same sums in the same order).
+CG_TABLE_MAX_BYTES = 1 << 29
+
 cdef int _raise(int status, str what) except -1:
     if status == MT_ERR_STATE:
         raise FloatingPointError(
@@ -415,7 +422,11 @@ cdef class CGPath(_PathBase):
     products' and the CG's dot products) runs in a fixed order, so the
     results depend neither on the thread count nor on the block size
     (``block_rows``, 0: chosen per solve -- row by row while the packed x
-    fits in cache, else blocks; 1 sums row by row).
+    fits in cache, else blocks; 1 sums row by row).  The table's copy is
+    made only while it takes at most ``table_max_bytes``
+    (:data:`CG_TABLE_MAX_BYTES`); above, f = Φx is summed row by row from the
+    active-node table itself, x scattered to node space -- again the same
+    sums.
     """
 
     cdef const double[::1] alphas, node_y, diag0, y
@@ -430,8 +441,10 @@ cdef class CGPath(_PathBase):
     cdef unsigned char[::1] active
     cdef const int64_t[::1] rows
     cdef int32_t[::1] pos, tab
+    cdef double[::1] xnode
     cdef readonly Py_ssize_t n_alpha
-    cdef public Py_ssize_t block_rows
+    cdef public Py_ssize_t block_rows, table_max_bytes
+    cdef bint use_table
     cdef Py_ssize_t cap, n_block
     cdef int n_threads
     cdef int64_t[::1] ids, fresh
@@ -469,9 +482,12 @@ cdef class CGPath(_PathBase):
         self.active = act
         self.ids = np.zeros(self.n_nodes, dtype=np.int64)
         self.pos = np.zeros(self.n_nodes, dtype=np.int32)
-        self.tab = np.zeros(max(1, self.rows.shape[0] * self.n_trees), dtype=np.int32)
+        self.tab = np.zeros(1, dtype=np.int32)
+        self.xnode = np.zeros(1)
         self.acc = np.zeros(1)
         self.block_rows = 0
+        self.table_max_bytes = CG_TABLE_MAX_BYTES
+        self.use_table = True
         self.n_block = 1
 
     def advance(self, double lifetime, bint dual=False):
@@ -585,6 +601,16 @@ cdef class CGPath(_PathBase):
             self.xpack = np.zeros(K * n)
             self.cellsum = np.zeros(K * n)
             self.cap = n
+        self.use_table = <size_t>n_rows * self.n_trees * sizeof(int32_t) <= \
+            <size_t>max(self.table_max_bytes, 0)
+        if not self.use_table:
+            # no copy of the table: row by row from act, x in node space
+            if self.xnode.shape[0] < K * self.n_nodes:
+                self.xnode = np.zeros(K * self.n_nodes)
+            self.n_block = 1
+            return 0
+        if self.tab.shape[0] < n_rows * self.n_trees:
+            self.tab = np.zeros(n_rows * self.n_trees, dtype=np.int32)
         B = self.block_rows
         if B <= 0 and n * K * sizeof(double) <= ROW_MAJOR_BYTES:
             # x fits in cache: row by row, the sums in registers
@@ -600,9 +626,12 @@ cdef class CGPath(_PathBase):
 
     cdef void _build_table(self) noexcept nogil:
         """The blocked table of compact positions (``c/cgblock.h``) from the
-        active-node table, threads over blocks."""
+        active-node table, threads over blocks (none above
+        ``table_max_bytes``)."""
         cdef Py_ssize_t B = self.n_block, M = self.n_trees, n_rows = self.rows.shape[0]
         cdef Py_ssize_t b, r0, n_b = (n_rows + B - 1) // B
+        if not self.use_table:
+            return
         for b in prange(n_b, num_threads=self.n_threads, schedule="static"):
             r0 = b * B
             mt_cgblock_table(&self.act[0, 0], M, &self.rows[r0], min(B, n_rows - r0),
@@ -648,11 +677,26 @@ cdef class CGPath(_PathBase):
 
     cdef void _gather_rows(self, Py_ssize_t K, double scale) noexcept nogil:
         """fpack[i·K + l] = scale·Σₘ xpack[(cell of row i in tree m)·K + l]
-        for the training rows i (``c/cgblock.h``, threads over blocks)."""
+        for the training rows i (``c/cgblock.h``, threads over blocks); without
+        the table copy, row by row from the active-node table with x
+        scattered to node space (``c/gather.h``: the same sums)."""
         cdef Py_ssize_t B = self.n_block, n_rows = self.rows.shape[0], M = self.n_trees
-        cdef Py_ssize_t b, r0, n_b = (n_rows + B - 1) // B
+        cdef Py_ssize_t b, r0, n_b = (n_rows + B - 1) // B, c, l, r
+        cdef int64_t i
         cdef int tid
         cdef double *acc = &self.acc[0]
+        cdef double *xn = &self.xnode[0]
+        cdef double *fp = &self.fpack[0]
+        if not self.use_table:
+            for c in prange(self.n_ids, num_threads=self.n_threads, schedule="static"):
+                for l in range(K):
+                    xn[self.ids[c] * K + l] = self.xpack[c * K + l]
+            for r in prange(n_rows, num_threads=self.n_threads, schedule="static"):
+                i = self.rows[r]
+                mt_gather(&self.act[i, 0], M, xn, K, &fp[i * K])
+                for l in range(K):
+                    fp[i * K + l] = fp[i * K + l] * scale
+            return
         for b in prange(n_b, num_threads=self.n_threads, schedule="static"):
             tid = threadid()
             r0 = b * B

@@ -84,7 +84,8 @@ AUTO_PATH_TREES = 300
 #: ``n_trees='auto'`` above :data:`AUTO_DUAL_ROWS` points (pilot and CG
 #: solve): :data:`AUTO_DUAL_TREES` while N·M stays within this budget, then
 #: fewer, down to :data:`AUTO_PATH_TREES` (memory 8·N·M bytes for the CG
-#: tables, time O(N·M) per CG iteration).
+#: tables, plus 4·N·M for the solve's blocked copy while that is at most
+#: ``CG_TABLE_MAX_BYTES``; time O(N·M) per CG iteration).
 AUTO_TREE_BUDGET = 5_000_000
 
 
@@ -108,7 +109,7 @@ def auto_path_trees(n_points: int) -> int:
 #: standardised, the smooth synthetic set) and 0-1.6 % on the others
 #: (CCPP, protein, abalone).
 TREE_GAIN = 0.02
-#: ... within this budget of N·M (memory 8·N·M bytes for the CG tables,
+#: ... within this budget of N·M (memory 12·N·M bytes for the CG tables,
 #: time O(N·M) per CG iteration) and at most this many trees.
 AUTO_TREE_BUDGET_WIDE = 12_000_000
 AUTO_MAX_TREES = 2000
