@@ -542,8 +542,9 @@ class _MemoryBudget:
 
     Growing M trees on N points of D features holds at its peak: the
     forest's copy of X (8·N·D bytes), the M point permutations of the
-    forest and of the trees' scratch (2·8·M·N), one stack per thread
-    (8·N each), a numpy generator per tree, and every node twice (the
+    forest and of the trees' scratch (2·8·M·N), one stack and one copy of
+    the points' rows (in the order of the tree being grown) per thread
+    (8·N + 8·N·D each), a numpy generator per tree, and every node twice (the
     trees' scratch and the packed forest, :func:`node_bytes` each).  A tree
     on N points has at most 2N - 1 nodes and 2·E[leaves] - 1 in
     expectation (:func:`expected_leaves_bound`).  A refusal raises
@@ -570,8 +571,8 @@ class _MemoryBudget:
         thread's rotated copy of the points and the M rotations)."""
         n, d, m = float(self.n), float(self.d), float(self.m)
         rotated = (8 * n * d * self.n_threads + 8 * m * d * d) if self.rotated else 0.0
-        return (8 * n * d + 16 * m * n + 8 * n * self.n_threads + m * (TREE_OBJECT_BYTES + 64)
-                + rotated)
+        return (8 * n * d + 16 * m * n + (8 * n + 8 * n * d) * self.n_threads
+                + m * (TREE_OBJECT_BYTES + 64) + rotated)
 
     def peak(self, total_nodes: float, kept_nodes: float = 0.0) -> float:
         """Peak bytes of growing ``total_nodes`` nodes while ``kept_nodes``
