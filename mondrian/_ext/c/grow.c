@@ -78,11 +78,11 @@ static inline double open_uniform(bitgen_t *rng)
  * Split-or-stop for every node on the stack and, recursively, its children.
  * A node's clock starts at max(parent's split time, t_resume).  `rows`
  * holds the points in perm's order (rows[i] = X[perm[i]]) and is permuted
- * with it; `box` is scratch of 4 * d doubles.
+ * with it.
  */
 static int grow_stack(scratch *s, double *restrict rows, size_t d,
                       double lifetime, double t_resume, bitgen_t *rng,
-                      mt_index *stack, size_t n_stack, double *restrict box)
+                      mt_index *stack, size_t n_stack)
 {
     mt_forest *t = &s->tree;
     while (n_stack > 0) {
@@ -144,20 +144,15 @@ static int grow_stack(scratch *s, double *restrict rows, size_t d,
                 }
             }
         }
-        /* The children's boxes, from their now contiguous rows. */
-        double *llo = box, *lhi = box + d, *rlo = box + 2 * d, *rhi = box + 3 * d;
-        data_box(rows, d, st, i, llo, lhi);
-        data_box(rows, d, i, e, rlo, rhi);
         mt_index left, right;
         int status;
         if ((status = mt_forest_append_node(t, 0, j, (mt_index)st, (mt_index)i, &left)) != MT_OK ||
             (status = mt_forest_append_node(t, 0, j, (mt_index)i, (mt_index)e, &right)) != MT_OK) {
             return status;
         }
-        memcpy(t->lower + (size_t)left * d, llo, d * sizeof(double));
-        memcpy(t->upper + (size_t)left * d, lhi, d * sizeof(double));
-        memcpy(t->lower + (size_t)right * d, rlo, d * sizeof(double));
-        memcpy(t->upper + (size_t)right * d, rhi, d * sizeof(double));
+        /* The children's boxes, from their now contiguous rows. */
+        data_box(rows, d, st, i, t->lower + (size_t)left * d, t->upper + (size_t)left * d);
+        data_box(rows, d, i, e, t->lower + (size_t)right * d, t->upper + (size_t)right * d);
         t->left[j] = left;
         t->right[j] = right;
         t->feature[j] = (mt_index)dim;
@@ -191,7 +186,7 @@ static void scratch_free(scratch *s)
 /* Grow a tree from its root on all n points, whose rows are `rows` (in
  * their order: perm starts as the identity). */
 static int scratch_fit(scratch *s, double *rows, size_t n, size_t d,
-                       double lifetime, bitgen_t *rng, mt_index *stack, double *box)
+                       double lifetime, bitgen_t *rng, mt_index *stack)
 {
     mt_index root;
     int status;
@@ -204,7 +199,7 @@ static int scratch_fit(scratch *s, double *rows, size_t n, size_t d,
     }
     data_box(rows, d, 0, n, s->tree.lower, s->tree.upper);
     stack[0] = root;
-    return grow_stack(s, rows, d, lifetime, 0.0, rng, stack, 1, box);
+    return grow_stack(s, rows, d, lifetime, 0.0, rng, stack, 1);
 }
 
 /* Copy tree m of f into the scratch, in local ids. */
@@ -240,8 +235,7 @@ static int scratch_load(scratch *s, const mt_forest *f, size_t m)
 /* Continue a loaded tree from `from` to `lifetime`; `rows` (n x d) is
  * scratch, filled here with X's rows in the tree's permutation order. */
 static int scratch_extend(scratch *s, const double *X, size_t n, size_t d, double from,
-                          double lifetime, bitgen_t *rng, mt_index *stack, double *rows,
-                          double *box)
+                          double lifetime, bitgen_t *rng, mt_index *stack, double *rows)
 {
     size_t n_stack = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -253,7 +247,7 @@ static int scratch_extend(scratch *s, const double *X, size_t n, size_t d, doubl
             stack[n_stack++] = (mt_index)j;
         }
     }
-    return grow_stack(s, rows, d, lifetime, from, rng, stack, n_stack, box);
+    return grow_stack(s, rows, d, lifetime, from, rng, stack, n_stack);
 }
 
 /* Copy the scratch of tree m into f at f->node_offset[m] (room reserved). */
@@ -300,7 +294,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     (void)nt;
     /* Each thread's scratch: a stack (at most one entry per leaf, and a
      * tree has at most n leaves), the points' rows in the order of the
-     * tree it grows, four boxes and, for a rotated forest that is
+     * tree it grows and, for a rotated forest that is
      * extended, the points in the coordinates of the tree (n * d doubles
      * fit: the forest's X holds as many), allocated once per thread, not
      * per tree. */
@@ -310,9 +304,8 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     {
         mt_index *stack = malloc((n + 1) * sizeof(mt_index));
         double *rows = malloc(n * d * sizeof(double));
-        double *box = malloc(4 * d * sizeof(double));
         double *Z = f->rotation != NULL && extend ? malloc(n * d * sizeof(double)) : NULL;
-        int ok = stack != NULL && rows != NULL && box != NULL &&
+        int ok = stack != NULL && rows != NULL &&
                  (f->rotation == NULL || !extend || Z != NULL);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
@@ -328,7 +321,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
                 } else {
                     memcpy(rows, f->X, n * d * sizeof(double));
                 }
-                s = scratch_fit(&trees[m], rows, n, d, lifetime, rngs[m], stack, box);
+                s = scratch_fit(&trees[m], rows, n, d, lifetime, rngs[m], stack);
             } else if (s == MT_OK) {
                 if (Z != NULL) {
                     mt_forest_transform(f, (size_t)m, f->X, n, Z);
@@ -337,13 +330,12 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
                 s = scratch_load(&trees[m], f, (size_t)m);
                 if (s == MT_OK) {
                     s = scratch_extend(&trees[m], X, n, d, f->lifetime, lifetime, rngs[m],
-                                       stack, rows, box);
+                                       stack, rows);
                 }
             }
             status = s < status ? s : status;
         }
         free(Z);
-        free(box);
         free(rows);
         free(stack);
     }
