@@ -16,9 +16,9 @@
  * (rows[i] = X[perm[i]]) and swaps them along with perm, so a node's points
  * are contiguous: the children's boxes are computed from consecutive rows
  * (four at a time), instead of gathering every row of the node at random
- * places of X (which took
- * 40 % of the growth on the CPU data).  The swaps are those of the index
- * partition, so perm -- and so every tree -- is unchanged.
+ * places of X (which took 40 % of the growth on the CPU data).  The swaps
+ * are those of the index partition, so perm -- and so every tree -- is
+ * unchanged.
  */
 #include "grow.h"
 
