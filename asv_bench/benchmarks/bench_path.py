@@ -98,3 +98,30 @@ class RidgeCVCPU:
         return relative_error(self.y_test, model.predict(self.X_test))
 
     track_test_error.unit = "percent"
+
+
+class CGIterationsLargeForest:
+    """Twenty CG iterations for two alphas on a forest with many cells: the
+    synthetic set (5000 x 8), 2000 trees at λ = 0.223 (532k nodes), the
+    sizes of the default fit's ladder.  ``gather``: 'auto' (the solve's
+    blocked copy of the table, ``c/cgblock.h``) or 'rows' (row by row,
+    ``block_rows = 1``): the same sums, so the same result."""
+
+    params = (["auto", "rows"], [1, 2])
+    param_names = ["gather", "n_jobs"]
+    timeout = 300
+
+    def setup(self, gather, n_jobs):
+        from .bench_defaults import synthetic_regression
+
+        X, y, _, _ = synthetic_regression(5000)
+        self.y = y - y.mean()
+        self.events = split_events(MondrianFeatures(n_trees=2000, lifetime=0.223,
+                                                    random_state=0).fit(X))
+
+    def time_twenty_iterations(self, gather, n_jobs):
+        path = CGRidgePath(self.events, self.y, [1e-3, 1e-2], n_jobs=n_jobs)
+        path.advance(0.223)
+        if gather == "rows":
+            path._state.block_rows = 1
+        path._state.solve(1e-14, 20, 0)
