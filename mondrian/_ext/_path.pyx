@@ -679,10 +679,9 @@ cdef class CGPath(_PathBase):
         """fpack[i·K + l] = scale·Σₘ xpack[(cell of row i in tree m)·K + l]
         for the training rows i (``c/cgblock.h``, threads over blocks); without
         the table copy, row by row from the active-node table with x
-        scattered to node space (``c/gather.h``: the same sums)."""
+        scattered to node space (blocks of one row: the same sums)."""
         cdef Py_ssize_t B = self.n_block, n_rows = self.rows.shape[0], M = self.n_trees
         cdef Py_ssize_t b, r0, n_b = (n_rows + B - 1) // B, c, l, r
-        cdef int64_t i
         cdef int tid
         cdef double *acc = &self.acc[0]
         cdef double *xn = &self.xnode[0]
@@ -692,10 +691,9 @@ cdef class CGPath(_PathBase):
                 for l in range(K):
                     xn[self.ids[c] * K + l] = self.xpack[c * K + l]
             for r in prange(n_rows, num_threads=self.n_threads, schedule="static"):
-                i = self.rows[r]
-                mt_gather(&self.act[i, 0], M, xn, K, &fp[i * K])
-                for l in range(K):
-                    fp[i * K + l] = fp[i * K + l] * scale
+                # a block of one row: its row of act, summed in registers
+                mt_cgblock_gather(&self.act[self.rows[r], 0], M, 1, xn, K, scale,
+                                  &self.rows[r], fp, NULL)
             return
         for b in prange(n_b, num_threads=self.n_threads, schedule="static"):
             tid = threadid()
