@@ -323,3 +323,30 @@ def test_unconverged_solves_warn(problem):
         clf = MondrianKernelClassifierCV(n_trees=10, max_iter=1, tol=1e-8,
                                          random_state=0).fit(X, y2)
     assert np.max(clf.path_["grad_ratio"]) > 1e-8
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_dual_class_scorer_evaluate_many_equals_one_by_one(problem, n_classes):
+    # The classifier's pilot: lifetimes evaluated together (two Python
+    # threads) give its leave-one-out errors bit for bit as one by one,
+    # and those equal a direct solve at one alpha.
+    from mondrian.path.classify import DualClassScorer
+    from mondrian.path.dual import cell_labels, mondrian_kernel_matrix
+
+    X, y2, y3, forest = problem
+    codes = y2 if n_classes == 2 else y3
+    alphas = np.logspace(-3, 1, 5)
+    lams = [1.5, 3.0, 6.0]
+    one = DualClassScorer(forest, codes, n_classes, alphas, n_jobs=1)
+    many = DualClassScorer(forest, codes, n_classes, alphas, n_jobs=2)
+    seq = [one(lam) for lam in lams]
+    par = many.evaluate_many(lams)
+    for lam, a, b in zip(lams, seq, par):
+        assert np.array_equal(a, b)
+        assert np.array_equal(one.records[lam], many.records[lam])
+    # Leave-one-out of ridge on the indicators at lifetime 3, alpha 0.1:
+    # e = (A⁻¹Y)ᵢ / (A⁻¹)ᵢᵢ row by row, A = K + αI.
+    K = mondrian_kernel_matrix(cell_labels(forest, 3.0))
+    Ainv = np.linalg.inv(K + alphas[2] * np.eye(K.shape[0]))
+    R = (Ainv @ one.Y) / np.diag(Ainv)[:, None]
+    assert seq[1][2] == pytest.approx(np.mean(np.sum(R ** 2, axis=1)), rel=1e-8)

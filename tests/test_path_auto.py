@@ -3,11 +3,13 @@ leave-one-out, the lifetime search around the data's scale, the automatic
 terminal lifetime and alpha grid, and the CG path centred on a dual pilot."""
 import numpy as np
 import pytest
+import scipy.linalg
 
 from mondrian import MondrianFeatures, MondrianKernelRidgeCV
+from mondrian._ext._dual import symmetric_eigh
 from mondrian._validation import available_cores, resolve_n_jobs
 from mondrian.path import estimators as path_estimators
-from mondrian.path.dual import DualRidge, cell_labels, mondrian_kernel_matrix
+from mondrian.path.dual import DualRidge, DualScorer, cell_labels, mondrian_kernel_matrix
 from mondrian.path.search import FLAT_TIE, lifetime_scale, search_lifetime
 from mondrian.ridge import ridge_solve
 
@@ -101,6 +103,68 @@ def test_search_finds_the_minimum_and_grows_the_ceiling(u_best):
     assert np.all(np.diff(result.lifetimes) > 0)
     assert result.max_lifetime == (max(grown) if grown else 1.0)
     assert np.log2(result.max_lifetime) <= max(0.0, np.ceil(u_best) + 2.0)
+
+
+def test_symmetric_eigh_is_scipys_evd_bit_for_bit(forest):
+    # The GIL-free decomposition must be scipy.linalg.eigh(driver='evd')
+    # itself (same LAPACK routine, input and workspace), not merely close.
+    _, _, mf = forest
+    for K in (mondrian_kernel_matrix(cell_labels(mf, 0.3)),
+              np.array([[2.0]]), np.array([[1.0, 0.5], [0.5, 1.0]])):
+        w0, U0 = scipy.linalg.eigh(K, driver="evd", check_finite=False)
+        w1, U1 = symmetric_eigh(K.copy())
+        assert np.array_equal(w0, w1) and np.array_equal(U0, U1)
+        np.testing.assert_allclose((U1 * w1) @ U1.T, K, atol=1e-12)
+    w, U = symmetric_eigh(np.zeros((0, 0)))
+    assert w.shape == (0,) and U.shape == (0, 0)
+    with pytest.raises(ValueError, match="square"):
+        symmetric_eigh(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("method", ["loo", "kfold", "holdout"])
+def test_dual_scorer_evaluate_many_equals_one_by_one(forest, method):
+    # Lifetimes evaluated together (on two Python threads) give the same
+    # errors and records, bit for bit, as one call after another.
+    _, y, mf = forest
+    rows = np.arange(120)
+    kw = dict(folds=np.arange(120) % 3) if method == "kfold" else (
+        dict(val_rows=np.arange(120, 160)) if method == "holdout" else {})
+    alphas = np.logspace(-4, 1, 6)
+    lams = [0.25, 0.5, 1.0]
+    one = DualScorer(mf, y, alphas, rows, n_jobs=1, **kw)
+    many = DualScorer(mf, y, alphas, rows, n_jobs=2, **kw)
+    assert one.method == many.method == method
+    seq = [one(lam) for lam in lams]
+    par = many.evaluate_many(lams)
+    for a, b in zip(seq, par):
+        assert np.array_equal(a, b)
+    for key in one.records:
+        assert np.array_equal(np.asarray(one.records[key]), np.asarray(many.records[key]))
+    assert one.best["lifetime"] == many.best["lifetime"]
+    assert one.best["error"] == many.best["error"]
+
+
+def test_search_hands_independent_lifetimes_over_together():
+    # The first two lifetimes, and the neighbours of the minimum filled in
+    # at the end, go to evaluate_many together; the search and its result
+    # are those of one-by-one evaluation.
+    def evaluate(lam):
+        return np.array([(np.log2(lam) - 1.3) ** 2 + 1.0])
+
+    batches = []
+
+    def evaluate_many(lams):
+        batches.append(list(lams))
+        return [evaluate(lam) for lam in lams]
+
+    alone = search_lifetime(evaluate, 1.0, 1.0, extend=lambda lam: None)
+    together = search_lifetime(evaluate, 1.0, 1.0, extend=lambda lam: None,
+                               evaluate_many=evaluate_many)
+    assert together.lifetimes.tolist() == alone.lifetimes.tolist()
+    assert np.array_equal(together.errors, alone.errors)
+    assert together.stop_reason == alone.stop_reason
+    assert batches[0] == [1.0, 0.5]
+    assert all(len(b) > 1 for b in batches)
 
 
 def test_search_stop_reasons():

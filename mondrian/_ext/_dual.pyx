@@ -1,6 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Cython seam over ``c/dual.h``: the Mondrian kernel matrix from cell labels."""
+"""Cython seam over ``c/dual.h``: the Mondrian kernel matrix from cell labels;
+and the symmetric eigendecomposition of the dual solver, by LAPACK without
+the GIL."""
 from libc.stdint cimport uint16_t
+from libc.stdlib cimport free, malloc
+from scipy.linalg.cython_lapack cimport dsyevd
 
 import numpy as np
 
@@ -15,7 +19,7 @@ cdef extern from "c/dual.h" nogil:
     int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
                               const mt_index *col_offset, uint16_t *labels, int n_threads)
 
-__all__ = ["label_kernel", "cell_labels", "LABEL_MAX_TREES"]
+__all__ = ["label_kernel", "cell_labels", "symmetric_eigh", "LABEL_MAX_TREES"]
 
 #: Largest number of trees (columns of the label tables) label_kernel accepts.
 LABEL_MAX_TREES = MT_LABEL_MAX_TREES
@@ -72,3 +76,69 @@ def cell_labels(Forest forest, double lifetime, n_threads=1):
     check_status(status, "cell_labels", arg="the dual solver needs fewer than 65536 cells "
                  "per tree: use solver='cg' for data this large")
     return labels
+
+
+def symmetric_eigh(double[:, ::1] A):
+    """Eigenvalues and eigenvectors of the symmetric matrix ``A``, in place.
+
+    LAPACK's divide-and-conquer ``dsyevd`` (scipy's own, through
+    ``scipy.linalg.cython_lapack``), the routine of
+    ``scipy.linalg.eigh(A, driver='evd')``, on the same input with the same
+    optimal workspace: the same numbers, bit for bit.  It runs without the
+    GIL, so that independent decompositions can run on Python threads (one
+    BLAS thread each) at once; the BLAS thread count is the caller's
+    (threadpoolctl).
+
+    Parameters
+    ----------
+    A : C-contiguous float64 array of shape (n, n)
+        Symmetric (only its upper triangle, in C order, is read); it is
+        overwritten by the eigenvectors.
+
+    Returns
+    -------
+    w : ndarray of shape (n,)
+        Eigenvalues in ascending order.
+    U : ndarray of shape (n, n)
+        A view of ``A`` (Fortran order) whose column k is the unit
+        eigenvector of ``w[k]``.
+    """
+    cdef int n = <int>A.shape[0]
+    if A.shape[1] != A.shape[0]:
+        raise ValueError(f"A must be square, got shape ({A.shape[0]}, {A.shape[1]})")
+    if <Py_ssize_t>n != A.shape[0]:
+        raise ValueError(f"A has {A.shape[0]} rows, more than LAPACK's int")
+    w = np.empty(n, dtype=np.float64)
+    out = np.asarray(A)
+    if n == 0:
+        return w, out.T
+    cdef double[::1] wv = w
+    cdef char jobz = b'V'
+    cdef char uplo = b'L'   # of the column-major view: A's upper triangle in C order
+    cdef int lda = n, lwork = -1, liwork = -1, info = 0, iwork_query = 0
+    cdef double work_query = 0.0
+    cdef double *work = NULL
+    cdef int *iwork = NULL
+    with nogil:
+        dsyevd(&jobz, &uplo, &n, &A[0, 0], &lda, &wv[0], &work_query, &lwork,
+               &iwork_query, &liwork, &info)
+    if info != 0:
+        raise ValueError(f"symmetric_eigh: LAPACK dsyevd workspace query failed (info={info})")
+    lwork = <int>work_query + 1
+    liwork = iwork_query
+    work = <double *>malloc(<size_t>lwork * sizeof(double))
+    iwork = <int *>malloc(<size_t>(liwork if liwork > 0 else 1) * sizeof(int))
+    if work == NULL or iwork == NULL:
+        free(work)
+        free(iwork)
+        raise MemoryError("symmetric_eigh: out of memory while allocating LAPACK's workspace")
+    with nogil:
+        dsyevd(&jobz, &uplo, &n, &A[0, 0], &lda, &wv[0], work, &lwork, iwork, &liwork, &info)
+    free(work)
+    free(iwork)
+    if info < 0:
+        raise ValueError(f"symmetric_eigh: argument {-info} of LAPACK dsyevd is invalid")
+    if info > 0:
+        raise np.linalg.LinAlgError(f"symmetric_eigh: the eigendecomposition did not "
+                                    f"converge (dsyevd info={info})")
+    return w, out.T

@@ -56,13 +56,14 @@ lifetime.
 """
 from __future__ import annotations
 
+import concurrent.futures
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
 from .._ext._classify import cell_columns, cells_matvec, cells_rmatvec, release_threads
+from .._ext._dual import symmetric_eigh
 from .._validation import check_int, check_positive_float, resolve_n_jobs
 from ..features.mondrian import MondrianFeatures
 from .dual import SERIAL_EIGH_ROWS, blas_threads, cell_labels, mondrian_kernel_matrix
@@ -609,21 +610,44 @@ class DualClassScorer:
         self.records: dict[float, np.ndarray] = {}
 
     def __call__(self, lifetime: float) -> np.ndarray:
-        labels = cell_labels(self.features, lifetime)
-        K = mondrian_kernel_matrix(labels, n_jobs=self.n_jobs)
-        threads = 1 if K.shape[0] <= SERIAL_EIGH_ROWS else self.n_jobs
+        """The errors at ``lifetime``, one per alpha (recorded)."""
+        threads = 1 if self.Y.shape[0] <= SERIAL_EIGH_ROWS else self.n_jobs
         with blas_threads(threads):
-            s, U = scipy.linalg.eigh(K, driver="evd", overwrite_a=True, check_finite=False)
-            s = np.maximum(s, 0.0)
-            UtY = U.T @ self.Y
-            U2 = np.square(U)
-            errors = np.empty(self.alphas.shape[0])
-            for a, alpha in enumerate(self.alphas):
-                F = alpha / (s + alpha)
-                resid = U @ (F[:, None] * UtY)
-                one_minus_h = U2 @ F
-                errors[a] = np.mean(np.sum(np.square(resid / one_minus_h[:, None]), axis=1))
+            errors = self._compute(lifetime, self.n_jobs)
         self.records[float(lifetime)] = errors
+        return errors
+
+    def evaluate_many(self, lifetimes) -> list[np.ndarray]:
+        """``[self(lam) for lam in lifetimes]``, on parallel Python threads
+        with one BLAS thread each (as
+        :meth:`mondrian.path.dual.DualScorer.evaluate_many`); the same
+        numbers, bit for bit."""
+        lifetimes = [float(lam) for lam in lifetimes]
+        workers = min(len(lifetimes), self.n_jobs)
+        if workers < 2 or self.Y.shape[0] > SERIAL_EIGH_ROWS:
+            return [self(lam) for lam in lifetimes]
+        with blas_threads(1), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(lambda lam: self._compute(lam, None), lifetimes))
+        for lam, errors in zip(lifetimes, results):
+            self.records[lam] = errors
+        return results
+
+    def _compute(self, lifetime: float, n_jobs: int | None) -> np.ndarray:
+        """The errors at ``lifetime``; ``n_jobs=None``: one thread for the C
+        kernels, BLAS threads as set."""
+        threads = 1 if n_jobs is None else n_jobs
+        labels = cell_labels(self.features, lifetime, n_jobs=threads)
+        K = mondrian_kernel_matrix(labels, n_jobs=threads)
+        s, U = symmetric_eigh(K)
+        s = np.maximum(s, 0.0)
+        UtY = U.T @ self.Y
+        U2 = np.square(U)
+        errors = np.empty(self.alphas.shape[0])
+        for a, alpha in enumerate(self.alphas):
+            F = alpha / (s + alpha)
+            resid = U @ (F[:, None] * UtY)
+            one_minus_h = U2 @ F
+            errors[a] = np.mean(np.sum(np.square(resid / one_minus_h[:, None]), axis=1))
         return errors
 
 

@@ -27,11 +27,12 @@ O(N³): the dual is the solver of choice up to a few thousand points.
 """
 from __future__ import annotations
 
+import concurrent.futures
+
 import numpy as np
-import scipy.linalg
 from threadpoolctl import ThreadpoolController
 
-from .._ext._dual import LABEL_MAX_TREES, label_kernel
+from .._ext._dual import LABEL_MAX_TREES, label_kernel, symmetric_eigh
 from .._ext._dual import cell_labels as forest_cell_labels
 from .._validation import resolve_n_jobs
 from ..features.mondrian import MondrianFeatures
@@ -68,7 +69,7 @@ __all__ = ["cell_labels", "mondrian_kernel_matrix", "DualRidge", "DualScorer"]
 
 
 def cell_labels(features: MondrianFeatures, lifetime: float,
-                rows: np.ndarray | None = None) -> np.ndarray:
+                rows: np.ndarray | None = None, n_jobs: int | None = None) -> np.ndarray:
     """Cell of every training point in every tree at ``lifetime``.
 
     Returns a C-contiguous uint16 array of shape (len(rows), M): entry
@@ -84,13 +85,16 @@ def cell_labels(features: MondrianFeatures, lifetime: float,
         λ in [0, ``features.lifetime_``].
     rows : ndarray of int, optional
         Rows to return (default all, in fit order).
+    n_jobs : int, optional
+        Threads (default the forest's ``n_jobs``).
     """
     n_trees = features.n_trees
     if n_trees > LABEL_MAX_TREES:
         raise ValueError(f"the dual solver takes at most {LABEL_MAX_TREES} trees, "
                          f"got n_trees={n_trees}")
     lam = features._check_lifetime_arg(lifetime)
-    labels = forest_cell_labels(features.forest_, lam, resolve_n_jobs(features.n_jobs))
+    labels = forest_cell_labels(features.forest_, lam,
+                                resolve_n_jobs(features.n_jobs if n_jobs is None else n_jobs))
     if rows is not None:
         labels = np.ascontiguousarray(labels[np.asarray(rows, dtype=np.intp)])
     return labels
@@ -117,10 +121,13 @@ class DualRidge:
         points; it is overwritten.
     y : ndarray of shape (N,)
         Centred targets.
-    n_jobs : int
+    n_jobs : int or None
         BLAS threads for the eigendecomposition above
         :data:`SERIAL_EIGH_ROWS` rows (below, one thread is faster on a
         small machine, and far faster when another process shares it).
+        None leaves the BLAS thread count as the caller set it (as
+        :meth:`DualScorer.evaluate_many` does around several
+        decompositions running at once).
 
     Attributes
     ----------
@@ -128,13 +135,16 @@ class DualRidge:
         Eigenvalues s of K (clipped at 0 against rounding).
     """
 
-    def __init__(self, K: np.ndarray, y: np.ndarray, *, n_jobs: int = 1):
+    def __init__(self, K: np.ndarray, y: np.ndarray, *, n_jobs: int | None = 1):
         y = np.asarray(y, dtype=np.float64)
         if K.ndim != 2 or K.shape != (y.shape[0], y.shape[0]):
             raise ValueError(f"K must have shape ({y.shape[0]}, {y.shape[0]}), got {K.shape}")
-        threads = 1 if y.shape[0] <= SERIAL_EIGH_ROWS else n_jobs
-        with blas_threads(threads):
-            s, U = scipy.linalg.eigh(K, driver="evd", overwrite_a=True, check_finite=False)
+        K = np.ascontiguousarray(K, dtype=np.float64)
+        if n_jobs is None:
+            s, U = symmetric_eigh(K)
+        else:
+            with blas_threads(1 if y.shape[0] <= SERIAL_EIGH_ROWS else n_jobs):
+                s, U = symmetric_eigh(K)
         self.eigenvalues = np.maximum(s, 0.0)
         self._U = U
         self._Uty = U.T @ y
@@ -204,6 +214,9 @@ class DualScorer:
         Relative margin of :attr:`best`: the largest lifetime whose smallest
         error is within a factor 1 + ``tie`` of the smallest error so far.
     n_jobs : int
+        Threads of the C kernels and of the eigendecompositions above
+        :data:`SERIAL_EIGH_ROWS` rows; below, the lifetimes that
+        :meth:`evaluate_many` is given run on that many Python threads.
 
     Attributes
     ----------
@@ -232,33 +245,67 @@ class DualScorer:
                                          "train_mse": [], "log_marginal_likelihood": []}
 
     def __call__(self, lifetime: float) -> np.ndarray:
+        """The validation errors at ``lifetime`` (one per alpha), recorded."""
         threads = 1 if self.rows.shape[0] <= SERIAL_EIGH_ROWS else self.n_jobs
         with blas_threads(threads):
-            return self._evaluate(lifetime)
+            return self._record(lifetime, *self._compute(lifetime, self.n_jobs))
 
-    def _evaluate(self, lifetime: float) -> np.ndarray:
-        labels = cell_labels(self.features, lifetime)
+    def evaluate_many(self, lifetimes) -> list[np.ndarray]:
+        """``[self(lam) for lam in lifetimes]``, the lifetimes at once.
+
+        Up to :data:`SERIAL_EIGH_ROWS` rows each eigendecomposition runs on
+        one BLAS thread, so independent lifetimes go to the cores in
+        parallel instead, one Python thread each (the labels, the kernel
+        matrix and LAPACK run without the GIL).  Unlike a team of BLAS
+        threads, independent decompositions never wait for each other,
+        so a process sharing the cores slows them no more than it slows
+        one after another.  Each result depends on its lifetime only and
+        they are recorded in the order given: the same numbers, bit for
+        bit, as one call after another.
+        """
+        lifetimes = [float(lam) for lam in lifetimes]
+        workers = min(len(lifetimes), self.n_jobs)
+        if workers < 2 or self.rows.shape[0] > SERIAL_EIGH_ROWS:
+            return [self(lam) for lam in lifetimes]
+        # One BLAS limit around all the threads: each decomposition leaves
+        # the thread count alone (n_jobs=None) instead of setting and
+        # restoring it under the others.
+        with blas_threads(1), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(lambda lam: self._compute(lam, None), lifetimes))
+        return [self._record(lam, *part) for lam, part in zip(lifetimes, parts)]
+
+    def _compute(self, lifetime: float, n_jobs: int | None):
+        """Errors, ridge and cell count at ``lifetime`` (no state is touched).
+        ``n_jobs=None``: one thread for the C kernels, BLAS as set."""
+        threads = 1 if n_jobs is None else n_jobs
+        labels = cell_labels(self.features, lifetime, n_jobs=threads)
         train = labels[self.rows]
         y = self.y[self.rows]
-        K = mondrian_kernel_matrix(train, n_jobs=self.n_jobs)
+        K = mondrian_kernel_matrix(train, n_jobs=threads)
         if self.method == "kfold":
             sse = np.zeros(self.alphas.shape[0])
             for f in np.unique(self.folds):
                 tr, te = np.flatnonzero(self.folds != f), np.flatnonzero(self.folds == f)
-                fold = DualRidge(K[np.ix_(tr, tr)], y[tr], n_jobs=self.n_jobs)
+                fold = DualRidge(K[np.ix_(tr, tr)], y[tr], n_jobs=n_jobs)
                 pred = fold.predictions(K[np.ix_(te, tr)], self.alphas)
                 sse += np.sum(np.square(pred - y[te, None]), axis=0)
             error = sse / y.shape[0]
-        ridge = DualRidge(K, y, n_jobs=self.n_jobs)
+        ridge = DualRidge(K, y, n_jobs=n_jobs)
         if self.method == "loo":
             error = ridge.loo_mse(self.alphas)
         elif self.method == "holdout":
-            K_val = mondrian_kernel_matrix(labels[self.val_rows], train, n_jobs=self.n_jobs)
+            K_val = mondrian_kernel_matrix(labels[self.val_rows], train, n_jobs=threads)
             pred = ridge.predictions(K_val, self.alphas)
             error = np.mean(np.square(pred - self.y[self.val_rows, None]), axis=0)
+        n_cells = int(np.sum(labels.max(axis=0).astype(np.int64) + 1))
+        return error, ridge, n_cells
+
+    def _record(self, lifetime: float, error: np.ndarray, ridge: DualRidge,
+                n_cells: int) -> np.ndarray:
+        """Record one lifetime's results; returns its errors."""
         rec = self.records
         rec["lifetimes"].append(float(lifetime))
-        rec["n_features"].append(int(np.sum(labels.max(axis=0).astype(np.int64) + 1)))
+        rec["n_features"].append(n_cells)
         rec["train_mse"].append(ridge.train_mse(self.alphas))
         rec["log_marginal_likelihood"].append(ridge.log_marginal_likelihood(self.alphas))
         if np.isfinite(error.min()):

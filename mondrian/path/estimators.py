@@ -1137,15 +1137,15 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                             val_rows=np.arange(n_given, X_all.shape[0]), folds=folds, tie=tie,
                             n_jobs=n_jobs)
 
-        def evaluate(lam: float) -> np.ndarray:
-            error = scorer(lam)
+        def report(errors):
             if progress is not None:
                 done = len(scorer.records["lifetimes"])
                 progress(done, max(done + 1, _SEARCH_STEPS))
-            return error
+            return errors
 
         extend = _forest_extender(features) if p["max_lifetime"] == "auto" else None
-        search = search_lifetime(evaluate, scale, lam_top, extend=extend)
+        search = search_lifetime(lambda lam: report(scorer(lam)), scale, lam_top, extend=extend,
+                                 evaluate_many=lambda lams: report(scorer.evaluate_many(lams)))
         lifetime = scorer.best["lifetime"]
         g = int(np.searchsorted(search.lifetimes, lifetime))
         errors = search.errors
@@ -1242,7 +1242,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                     train_rows, min(train_rows.size, PILOT_ROWS), replace=False))
                 scorer = DualScorer(features, yc, AUTO_DUAL_ALPHAS if isinstance(
                     p["alphas"], str) else p["alphas"], pilot_rows, n_jobs=n_jobs)
-                pilot = search_lifetime(scorer, scale, features.lifetime_, extend=extend)
+                pilot = search_lifetime(scorer, scale, features.lifetime_, extend=extend,
+                                        evaluate_many=scorer.evaluate_many)
                 g, a = pilot.best
                 lam_c, alpha_c = float(pilot.lifetimes[g]), float(scorer.alphas[a])
                 alphas = (alpha_c * PATH_ALPHA_FACTORS if isinstance(p["alphas"], str)
@@ -1973,7 +1974,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         forest = MondrianFeatures(n_trees=n_trees, lifetime=scale, random_state=rng,
                                   n_jobs=n_jobs, rotation=self.rotation).fit(X_p)
         scorer = DualClassScorer(forest, codes_p, n_classes, AUTO_DUAL_ALPHAS, n_jobs=n_jobs)
-        search = search_lifetime(scorer, scale, scale, extend=_forest_extender(forest))
+        search = search_lifetime(scorer, scale, scale, extend=_forest_extender(forest),
+                                 evaluate_many=scorer.evaluate_many)
         best = np.min(search.errors, axis=1)
         # The largest lifetime within PILOT_TIE of the smallest error (as the
         # ridge pilot: the best width grows with the number of points).

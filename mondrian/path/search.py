@@ -114,7 +114,8 @@ class LifetimeSearch:
 
 def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
                     max_lifetime: float, *,
-                    extend: Callable[[float], str | None] | None = None) -> LifetimeSearch:
+                    extend: Callable[[float], str | None] | None = None,
+                    evaluate_many: Callable[[list], list] | None = None) -> LifetimeSearch:
     """Minimise a validation error over log λ, growing the forest if needed.
 
     Parameters
@@ -130,6 +131,13 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
         ``extend(new_lifetime)`` grows the forest to a larger Λ and returns
         None, or returns the reason it cannot ('saturated', 'memory').
         Without it Λ is a fixed ceiling.
+    evaluate_many : callable, optional
+        ``evaluate_many(lifetimes)`` returns ``[evaluate(lam) for lam in
+        lifetimes]``, e.g. computed in parallel
+        (:meth:`~mondrian.path.dual.DualScorer.evaluate_many`).  The search
+        hands it the lifetimes it needs whatever their errors (the first
+        two, and the two neighbours of the minimum it fills in at the end);
+        the result must not depend on whether they come together.
 
     Returns
     -------
@@ -143,9 +151,14 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
         # At u_top, the terminal lifetime itself: λ₀·2^u_top may round above it.
         return lam_top if u == u_top else scale * 2.0 ** u
 
-    def ev(u: float) -> None:
-        if u not in scores:
-            scores[u] = np.asarray(evaluate(lifetime(u)), dtype=np.float64)
+    def ev(*us: float) -> None:
+        todo = [u for u in dict.fromkeys(us) if u not in scores]
+        if len(todo) > 1 and evaluate_many is not None:
+            values = evaluate_many([lifetime(u) for u in todo])
+        else:
+            values = [evaluate(lifetime(u)) for u in todo]
+        for u, value in zip(todo, values):
+            scores[u] = np.asarray(value, dtype=np.float64)
 
     def best_u() -> float:
         # Ties go to the larger lifetime: below the first split of every
@@ -165,9 +178,7 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
         return why
 
     start = min(0.0, u_top)
-    ev(start)
-    if start - 1.0 >= LOG2_FLOOR:
-        ev(start - 1.0)
+    ev(start, *([start - 1.0] if start - 1.0 >= LOG2_FLOOR else []))
     reason = "passed minimum"
     while True:
         b = best_u()
@@ -196,9 +207,8 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
         else:
             break
     b = best_u()
-    for u in (b - 1.0, b + 1.0):
-        if u >= LOG2_FLOOR and u not in scores and room(u) is None:
-            ev(u)
+    ev(*[u for u in (b - 1.0, b + 1.0)
+         if u >= LOG2_FLOOR and u not in scores and room(u) is None])
     us = sorted(scores)
     # The very lifetimes evaluated (numpy's power may differ from Python's
     # in the last bit, and callers look the evaluated ones up here).
