@@ -345,8 +345,9 @@ def test_pilot_selects_then_cg_solves_on_all_points(monkeypatch):
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
     monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
     # Tight CG tolerances, so that the ladder's errors and the final weights
-    # can be checked against direct solves.
-    monkeypatch.setattr(path_estimators, "CONFIRM_TOL", 1e-11)
+    # can be checked against direct solves (the ladder's looser, as at the
+    # defaults).
+    monkeypatch.setattr(path_estimators, "CONFIRM_TOL", 1e-10)
     monkeypatch.setattr(path_estimators, "PATH_TOL", 1e-11)
     X, y = _data(n=300, d=3, seed=10)
     model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
@@ -397,11 +398,18 @@ def test_pilot_selects_then_cg_solves_on_all_points(monkeypatch):
         w = np.linalg.solve(A, Phi[train].T @ (y[train] - ym))
         err = np.mean((Phi[held] @ w + ym - y[held]) ** 2)
         assert c["validation_mse"][i, j] == pytest.approx(err, rel=1e-7)
-    # The weights solve the normal equations on all 300 points to tol.
+    # The weights solve the normal equations on all 300 points to the
+    # ladder's tolerance (warm from the ladder on the same forest, tol auto).
     yc = y - y.mean()
     r = Phi.T @ (yc - Phi @ model.coef_) - model.alpha_ * model.coef_
     assert np.linalg.norm(r) <= p["tol"] * np.linalg.norm(Phi.T @ yc) * 1.0001
-    assert p["tol"] == path_estimators.PATH_TOL
+    assert p["tol"] == path_estimators.CONFIRM_TOL
+    # A tol given by the user is the refit's, whatever the warm start.
+    exact = MondrianKernelRidgeCV(n_trees=20, tol=1e-6, random_state=0).fit(X, y)
+    assert exact.path_["tol"] == 1e-6
+    Phi = exact.features_.training_features(exact.lifetime_).toarray()
+    r = Phi.T @ (yc - Phi @ exact.coef_) - exact.alpha_ * exact.coef_
+    assert np.linalg.norm(r) <= 1e-6 * np.linalg.norm(Phi.T @ yc) * 1.0001
 
 
 def test_confirmation_ladder_runs_on_its_own_forest_above_confirm_rows(monkeypatch):

@@ -585,7 +585,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         ``max_lifetime``, ``alphas``, ``n_lifetimes`` is automatic, else
         :data:`EXPLICIT_TOL` (1e-4).  On 5000 synthetic points (1000
         trees) the test error at 1e-3 equalled that at 1e-4 to 1 % in a
-        quarter of the iterations.
+        quarter of the iterations.  Above :data:`AUTO_DUAL_ROWS` points,
+        'auto' solves the confirmation ladder at :data:`CONFIRM_TOL`
+        (3e-3), and the final fit too when it is warm-started from the
+        ladder on the same forest (up to :data:`CONFIRM_ROWS` rows); the
+        final tolerance is ``path_['tol']``.
     prior : {'uniform', 'log-uniform'}, default='uniform'
         Prior on λ of the posterior ``posterior_`` (exact solver only).
     prior_variance : float or 'profile', default=1.0
@@ -950,13 +954,22 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
                                         random_state=final_rng, n_jobs=n_jobs,
                                         rotation=self.rotation).fit(X_all)
+        refit_tol = p["tol"]
         if is_dask_collection(X_all):
             from .._dask import solve_normal
             self.coef_, self.intercept_ = solve_normal(features, X_all, y_all, alpha, p["tol"])
         else:
             self.intercept_ = float(y_all.mean())
             events = split_events(features)
-            refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=p["tol"],
+            # Warm from the ladder on the same forest, and with an automatic
+            # tol, the refit stops where the ladder's solves stopped
+            # (CONFIRM_TOL): CG stopped early regularises, so that is the
+            # estimator the held-out rows ranked.  Over 5 sets x seeds 0-2
+            # of 5000 rows: test RMSE -0.2 % on average (-2.2 % to +0.8 %),
+            # fit 8 % faster.  Cold refits on more rows keep tol.
+            if start is not None and self.tol == "auto":
+                refit_tol = max(p["tol"], CONFIRM_TOL)
+            refit = CGRidgePath(events, y_all - self.intercept_, [alpha], tol=refit_tol,
                                 local_sweeps=0, n_jobs=n_jobs)
             if start is not None:
                 # Warm start from the ladder's fit on 80 % of the same
@@ -969,7 +982,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             self.coef_ = refit.node_weights()[0][events.columns_at(lifetime)]
         self.lifetime_, self.alpha_ = lifetime, alpha
         self.n_trees_ = n_trees
-        self.path_.update(solver="cg", tol=p["tol"], trees=trees,
+        self.path_.update(solver="cg", tol=refit_tol, trees=trees,
                           validation_rows=sub[self.path_["validation_rows"]])
         self.pilot_features_ = pilot_features
         self.features_ = features
