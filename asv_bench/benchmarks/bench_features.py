@@ -82,3 +82,23 @@ class MondrianKernelRidgeCPU:
 
     def track_test_error_percent(self, n_trees):
         return relative_error(self.y_test, self.model.predict(self.X_test))
+
+
+class GrowthMillionRows:
+    """Growing 20 trees on 10⁶ synthetic rows x 8 features to λ = 0.227 (the
+    default fit's final forest at that size has 300 of them): a node's rows
+    do not fit in the cache near the root, so the partition and the
+    children's boxes are bound by memory traffic (``c/grow.c``:
+    ``partition_boxes`` computes the boxes while it partitions)."""
+
+    timeout = 300
+    number = 1
+    repeat = (1, 3, 60.0)
+
+    def setup(self):
+        from .bench_defaults import synthetic_regression
+
+        self.X = synthetic_regression(1_000_000)[0]
+
+    def time_fit(self):
+        MondrianFeatures(n_trees=20, lifetime=0.227, random_state=0, n_jobs=2).fit(self.X)

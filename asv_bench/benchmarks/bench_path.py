@@ -125,3 +125,38 @@ class CGIterationsLargeForest:
         if gather == "rows":
             path._state.block_rows = 1
         path._state.solve(1e-14, 20, 0)
+
+
+class DualTwoLifetimes:
+    """The dual solver's first two lifetimes (λ₀ and λ₀/2 of the lifetime
+    search) on 800 synthetic rows, 1000 trees: exact leave-one-out over 45
+    alphas from one eigendecomposition each, one after the other or together
+    (``DualScorer.evaluate_many``: one Python thread and one BLAS thread
+    each, LAPACK without the GIL).  The same numbers either way."""
+
+    params = (["one by one", "together"],)
+    param_names = ["mode"]
+    timeout = 300
+
+    def setup(self, mode):
+        from mondrian.path.dual import DualScorer
+        from mondrian.path.estimators import AUTO_DUAL_ALPHAS
+        from mondrian.path.search import lifetime_scale
+
+        from .bench_defaults import synthetic_regression
+        import numpy as np
+
+        X, y, _, _ = synthetic_regression(800)
+        self.lam = lifetime_scale(X, np.random.default_rng(0))
+        features = MondrianFeatures(n_trees=1000, lifetime=self.lam, random_state=0,
+                                    n_jobs=2).fit(X)
+        self.make = lambda: DualScorer(features, y - y.mean(), AUTO_DUAL_ALPHAS,
+                                       np.arange(800), n_jobs=2)
+
+    def time_two_lifetimes(self, mode):
+        scorer = self.make()
+        if mode == "together":
+            scorer.evaluate_many([self.lam, self.lam / 2])
+        else:
+            scorer(self.lam)
+            scorer(self.lam / 2)
