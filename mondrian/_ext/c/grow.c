@@ -80,6 +80,22 @@ static void data_box(const double *restrict rows, size_t d, size_t start, size_t
     box_merge(rows, d, start + 1, end, lo, hi);
 }
 
+/* Add the rows start..end-1 to the box [lo, hi], which holds rows once
+ * *open is set (else it starts from them); no rows, no change. */
+static void box_add(const double *restrict rows, size_t d, size_t start, size_t end,
+                    double *restrict lo, double *restrict hi, int *open)
+{
+    if (end <= start) {
+        return;
+    }
+    if (*open) {
+        box_merge(rows, d, start, end, lo, hi);
+    } else {
+        data_box(rows, d, start, end, lo, hi);
+        *open = 1;
+    }
+}
+
 /* Rows the partition examines between two merges of the finished rows into
  * the children's boxes: few enough that those rows are still in the L1
  * cache (64 rows of 21 features are 10.5 KB). */
@@ -120,24 +136,10 @@ static size_t partition_boxes(double *restrict rows, mt_index *restrict perm, si
                 }
             }
         }
-        if (i > left_done) {
-            if (!left_open) {
-                data_box(rows, d, left_done, i, llo, lhi);
-                left_open = 1;
-            } else {
-                box_merge(rows, d, left_done, i, llo, lhi);
-            }
-            left_done = i;
-        }
-        if (last < right_done) {
-            if (!right_open) {
-                data_box(rows, d, last, right_done, rlo, rhi);
-                right_open = 1;
-            } else {
-                box_merge(rows, d, last, right_done, rlo, rhi);
-            }
-            right_done = last;
-        }
+        box_add(rows, d, left_done, i, llo, lhi, &left_open);
+        left_done = i;
+        box_add(rows, d, last, right_done, rlo, rhi, &right_open);
+        right_done = last;
     }
     return i;
 }
