@@ -115,6 +115,14 @@ def test_symmetric_eigh_is_scipys_evd_bit_for_bit(forest):
         w1, U1 = symmetric_eigh(K.copy())
         assert np.array_equal(w0, w1) and np.array_equal(U0, U1)
         np.testing.assert_allclose((U1 * w1) @ U1.T, K, atol=1e-12)
+    # DualRidge decomposes a copy of a read-only or Fortran-ordered K.
+    K = mondrian_kernel_matrix(cell_labels(mf, 0.3))
+    y = np.linspace(-1.0, 1.0, K.shape[0])
+    ref = DualRidge(K.copy(), y).loo_mse([0.1])
+    frozen = K.copy()
+    frozen.flags.writeable = False
+    assert DualRidge(frozen, y).loo_mse([0.1]) == ref
+    assert DualRidge(np.asfortranarray(K), y).loo_mse([0.1]) == ref
     w, U = symmetric_eigh(np.zeros((0, 0)))
     assert w.shape == (0,) and U.shape == (0, 0)
     with pytest.raises(ValueError, match="square"):

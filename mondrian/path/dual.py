@@ -139,7 +139,8 @@ class DualRidge:
         y = np.asarray(y, dtype=np.float64)
         if K.ndim != 2 or K.shape != (y.shape[0], y.shape[0]):
             raise ValueError(f"K must have shape ({y.shape[0]}, {y.shape[0]}), got {K.shape}")
-        K = np.ascontiguousarray(K, dtype=np.float64)
+        # Decomposed in place: a C-ordered, writeable float64 array (else a copy).
+        K = np.require(K, dtype=np.float64, requirements=["C", "W"])
         if n_jobs is None:
             s, U = symmetric_eigh(K)
         else:
