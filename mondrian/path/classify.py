@@ -56,7 +56,6 @@ lifetime.
 """
 from __future__ import annotations
 
-import concurrent.futures
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,7 +65,8 @@ from .._ext._classify import cell_columns, cells_matvec, cells_rmatvec, release_
 from .._ext._dual import symmetric_eigh
 from .._validation import check_int, check_positive_float, resolve_n_jobs
 from ..features.mondrian import MondrianFeatures
-from .dual import SERIAL_EIGH_ROWS, blas_threads, cell_labels, mondrian_kernel_matrix
+from .dual import (SERIAL_EIGH_ROWS, blas_threads, cell_labels, concurrent_lifetimes,
+                   mondrian_kernel_matrix)
 
 __all__ = ["LOSSES", "NewtonClassifierPath", "NewtonResult", "newton_cg", "DualClassScorer",
            "class_sample_weights"]
@@ -623,11 +623,9 @@ class DualClassScorer:
         :meth:`mondrian.path.dual.DualScorer.evaluate_many`); the same
         numbers, bit for bit."""
         lifetimes = [float(lam) for lam in lifetimes]
-        workers = min(len(lifetimes), self.n_jobs)
-        if workers < 2 or self.Y.shape[0] > SERIAL_EIGH_ROWS:
+        results = concurrent_lifetimes(self._compute, lifetimes, self.n_jobs, self.Y.shape[0])
+        if results is None:
             return [self(lam) for lam in lifetimes]
-        with blas_threads(1), concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            results = list(pool.map(lambda lam: self._compute(lam, None), lifetimes))
         for lam, errors in zip(lifetimes, results):
             self.records[lam] = errors
         return results

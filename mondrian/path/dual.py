@@ -65,7 +65,23 @@ def blas_thread_count() -> int:
     return max(1, min(counts)) if counts else 1
 
 
-__all__ = ["cell_labels", "mondrian_kernel_matrix", "DualRidge", "DualScorer"]
+__all__ = ["cell_labels", "mondrian_kernel_matrix", "DualRidge", "DualScorer",
+           "concurrent_lifetimes"]
+
+
+def concurrent_lifetimes(compute, lifetimes: list, n_jobs: int, n_rows: int) -> list | None:
+    """``[compute(lam, None) for lam in lifetimes]`` on up to ``n_jobs``
+    Python threads, one BLAS thread each, or None where that does not pay:
+    fewer than two threads, or more than :data:`SERIAL_EIGH_ROWS` rows (one
+    decomposition then uses the BLAS threads).  ``compute(lam, None)`` must
+    touch no shared state and leave the BLAS thread count alone: one limit
+    is set around all the threads instead of each setting and restoring it
+    under the others."""
+    workers = min(len(lifetimes), n_jobs)
+    if workers < 2 or n_rows > SERIAL_EIGH_ROWS:
+        return None
+    with blas_threads(1), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda lam: compute(lam, None), lifetimes))
 
 
 def cell_labels(features: MondrianFeatures, lifetime: float,
@@ -265,14 +281,9 @@ class DualScorer:
         bit, as one call after another.
         """
         lifetimes = [float(lam) for lam in lifetimes]
-        workers = min(len(lifetimes), self.n_jobs)
-        if workers < 2 or self.rows.shape[0] > SERIAL_EIGH_ROWS:
+        parts = concurrent_lifetimes(self._compute, lifetimes, self.n_jobs, self.rows.shape[0])
+        if parts is None:
             return [self(lam) for lam in lifetimes]
-        # One BLAS limit around all the threads: each decomposition leaves
-        # the thread count alone (n_jobs=None) instead of setting and
-        # restoring it under the others.
-        with blas_threads(1), concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            parts = list(pool.map(lambda lam: self._compute(lam, None), lifetimes))
         return [self._record(lam, *part) for lam, part in zip(lifetimes, parts)]
 
     def _compute(self, lifetime: float, n_jobs: int | None):
