@@ -14,7 +14,9 @@ size grows fast with λ, so an octave up that gains less than
 :data:`FLAT_TIE` ends the walk).  Gaps of two octaves next to the minimum are then
 filled.  The error is flat near its minimum in log λ, and every lifetime
 evaluated costs an eigendecomposition (dual) or a CG solve (path): the
-typical search evaluates three lifetimes.
+typical search evaluates three lifetimes, the first two (and the neighbours
+filled in at the end) handed over together so that they can be computed at
+once (``evaluate_many``).
 """
 from __future__ import annotations
 
