@@ -1,6 +1,8 @@
 """MondrianKernelRidgeCV at its defaults: the dual solver with exact
 leave-one-out, the lifetime search around the data's scale, the automatic
 terminal lifetime and alpha grid, and the CG path centred on a dual pilot."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -188,6 +190,35 @@ def test_search_stop_reasons():
     assert flat.stop_reason == "max_lifetime" and flat.lifetimes.tolist() == [0.5, 1.0]
     floor = search_lifetime(increasing, 1.0, 1.0)
     assert floor.stop_reason == "floor" and floor.lifetimes[0] <= 2.0 ** -19
+
+
+def test_search_stops_at_once_when_every_error_is_zero():
+    # Constant targets: every model fits them exactly, so the walk up (ties
+    # go to the larger lifetime) must not grow the forest until it saturates.
+    grown = []
+    zero = search_lifetime(lambda lam: np.zeros(3), 1.0, 1.0,
+                           extend=lambda lam: grown.append(lam))
+    # The first pair, then only the neighbour above the best (the larger).
+    assert zero.stop_reason == "flat" and grown == [2.0]
+    assert zero.lifetimes.tolist() == [0.5, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("n, value", [(120, 2.5), (120, 0.1), (300, 0.1)])
+def test_constant_targets_fit_quietly_and_predict_the_constant(monkeypatch, n, value):
+    # 0.1 is not a sum of powers of two: the mean of its copies may differ
+    # from it in the last bit, and the fit must still see a constant.  300
+    # rows go through the pilot and the CG ladder.
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 200)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 100)
+    X = np.random.default_rng(1).standard_normal((n, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, np.full(n, value))
+    assert model.path_["stop_reason"] == "flat"
+    # λ₀/2 and λ₀, then the neighbour above the best (ties go up): 2λ₀.
+    assert model.path_["lifetimes"].size == 3
+    assert model.solver_ == ("dual" if n <= 200 else "cg")
+    np.testing.assert_allclose(model.predict(X + 0.3), value, rtol=1e-15)
 
 
 def test_search_stops_going_up_where_the_error_barely_falls():

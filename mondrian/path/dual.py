@@ -193,7 +193,9 @@ class DualRidge:
         n = self._y.shape[0]
         denom = self.eigenvalues[:, None] + alphas[None, :]
         quad = np.sum(np.square(self._Uty)[:, None] / denom, axis=0)
-        return -0.5 * n * np.log(quad / n) - 0.5 * np.sum(np.log(denom), axis=0)
+        with np.errstate(divide="ignore"):
+            # y = 0 (constant targets): s² -> 0 and the evidence is +inf.
+            return -0.5 * n * np.log(quad / n) - 0.5 * np.sum(np.log(denom), axis=0)
 
     def dual_coef(self, alpha: float) -> np.ndarray:
         """c = (K + αI)⁻¹y, shape (N,)."""

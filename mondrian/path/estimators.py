@@ -1148,6 +1148,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top, random_state=tree_rng,
                                     n_jobs=n_jobs, rotation=self.rotation).fit(X_all)
         yc = y_all - float(y_all[:n_given].mean())
+        if np.ptp(y_all[:n_given]) == 0.0:
+            # Constant targets: exact zeros (the mean's rounding would leave
+            # a last-bit residual for the search to chase); every error is
+            # then zero and the search stops at once ('flat').
+            yc = np.zeros_like(yc)
         scorer = DualScorer(features, yc, alphas, train,
                             val_rows=np.arange(n_given, X_all.shape[0]), folds=folds, tie=tie,
                             n_jobs=n_jobs)
