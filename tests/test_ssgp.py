@@ -1,5 +1,6 @@
 """Sparse-spectrum GP regression and the exact-GP baseline helper (mondrian.gp)."""
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -415,6 +416,35 @@ def test_initialisation():
     np.testing.assert_allclose(np.exp(m.theta_), [1.0, 1.0, 1.0, 3.0, 0.25])
     m = _fixed_model(X, y, p=3, length_scale=2.0, signal_variance=3.0, noise_variance=0.1)
     np.testing.assert_allclose(np.exp(m.theta_), [3.0, 2.0, 2.0, 2.0, 0.1])
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e6])
+def test_inputs_in_units_outside_the_bounds_are_reported(scale):
+    # The bounds are absolute, as scikit-learn's: the start (half each
+    # input's range) is projected onto them, and the user must hear it.
+    X, y = _data(n=80, D=2, seed=4)
+    with pytest.warns(ConvergenceWarning, match=r"input\(s\) \[0, 1\] .* lies outside"):
+        SparseSpectrumGPRegressor(8, random_state=0).fit(X * scale, y)
+
+
+def test_length_scales_held_by_the_lower_bound_are_reported():
+    # Started inside the bounds (given), pulled to the lower one: an input
+    # whose relevant scale is about 3e-6 (the sine's period is 2π·3e-6).
+    X, y = _data(n=80, D=2, seed=4)
+    with pytest.warns(ConvergenceWarning, match=r"input\(s\) \[0\] is at its lower bound"):
+        m = SparseSpectrumGPRegressor(8, length_scale=[1e-4, 1.0], random_state=0).fit(
+            X * [3e-6, 1.0], y)
+    assert m.length_scale_[0] == pytest.approx(HYPERPARAMETER_BOUNDS[0], rel=1e-5)
+
+
+def test_an_irrelevant_input_at_the_upper_bound_is_not_reported():
+    # y ignores input 2, whose ℓ goes to the upper bound: harmless, since the
+    # bound is far beyond the input's range.
+    X, y = _data(n=120, D=3, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = SparseSpectrumGPRegressor(8, random_state=0).fit(X, y)
+    assert m.length_scale_[2] == pytest.approx(HYPERPARAMETER_BOUNDS[1], rel=1e-5)
 
 
 def test_callback_sees_the_current_iterate():

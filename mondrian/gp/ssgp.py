@@ -65,6 +65,10 @@ __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
 #: the exact GP of :func:`mondrian.gp.exact_gp_regressor` search the same box.
 HYPERPARAMETER_BOUNDS = (1e-5, 1e5)
 
+#: A length scale at the upper bound is reported only for inputs whose range
+#: exceeds the bound over this factor (:func:`_warn_length_scale_bounds`).
+IGNORED_INPUT_FACTOR = 100.0
+
 #: Rows per block of ``predict`` and ``sample_y`` when ``block_size=None``
 #: and the features of all rows take more than ``_CACHE_BYTES``: blocks of
 #: about 16 MiB of features (4096 rows at 2p = 512).
@@ -557,6 +561,61 @@ def initial_theta(X, y) -> np.ndarray:
     return np.clip(theta, lo, hi)
 
 
+def _input_range(X) -> np.ndarray:
+    """max - min of each input (numpy or dask X)."""
+    if is_dask_collection(X):
+        import dask
+        lo_x, hi_x = dask.compute(X.min(axis=0), X.max(axis=0))
+        return np.asarray(hi_x, dtype=np.float64) - np.asarray(lo_x, dtype=np.float64)
+    return np.ptp(np.asarray(X, dtype=np.float64), axis=0)
+
+
+def _warn_clipped_start(input_range: np.ndarray) -> np.ndarray:
+    """Warn when the starting ℓ_d, half the range of input d, lies outside
+    the bounds (:func:`initial_theta` projects it onto them); returns which
+    inputs were reported.  Started at 1e5 instead of, say, 2e6, a fit may
+    settle on length scales a thousand times too short."""
+    lo, hi = HYPERPARAMETER_BOUNDS
+    half = 0.5 * input_range
+    out = (half > 0) & ((half < lo) | (half > hi))
+    if np.any(out):
+        at = np.flatnonzero(out)
+        warnings.warn(
+            f"SparseSpectrumGPRegressor: half the range of input(s) {at.tolist()} "
+            f"({', '.join(f'{v:.3g}' for v in half[at])}), the starting length scale, lies "
+            f"outside HYPERPARAMETER_BOUNDS [{lo:g}, {hi:g}] and starts at the bound; "
+            "standardise X (e.g. sklearn's StandardScaler)", ConvergenceWarning, stacklevel=3)
+    return out
+
+
+def _warn_length_scale_bounds(log_length_scales: np.ndarray, input_range: np.ndarray,
+                              reported: np.ndarray) -> None:
+    """Warn when trained length scales are held by a bound that matters.
+
+    The bounds are absolute (scikit-learn's), so inputs in very small or
+    very large units cannot be fitted: the lower bound keeps ℓ_d above
+    inputs that vary on a finer scale, and the upper bound keeps ℓ_d below
+    the scale of inputs that span more than it.  At the upper bound an
+    irrelevant input's ℓ_d is expected and harmless once it exceeds
+    :data:`IGNORED_INPUT_FACTOR` times the input's range (the kernel then
+    changes by less than 1 - exp(-1/(2·100²)) ≈ 5e-5 across it); only
+    inputs with a larger range than that are reported, and not those whose
+    start :func:`_warn_clipped_start` reported.
+    """
+    lo, hi = HYPERPARAMETER_BOUNDS
+    low = np.flatnonzero((log_length_scales <= np.log(lo) + 1e-6) & ~reported)
+    high = np.flatnonzero((log_length_scales >= np.log(hi) - 1e-6)
+                          & (IGNORED_INPUT_FACTOR * input_range > hi) & ~reported)
+    for at, where, hint in ((low, f"lower bound {lo:g}", "vary on a finer scale"),
+                            (high, f"upper bound {hi:g}", "span a larger range")):
+        if at.size:
+            warnings.warn(
+                f"SparseSpectrumGPRegressor: the length scale of input(s) {at.tolist()} is at "
+                f"its {where} (HYPERPARAMETER_BOUNDS): those inputs {hint} than the bound "
+                "allows; standardise X (e.g. sklearn's StandardScaler)",
+                ConvergenceWarning, stacklevel=3)
+
+
 # ---------------------------------------------------------------------- estimator
 class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     """Sparse-spectrum Gaussian-process regression (Lázaro-Gredilla et al. 2010).
@@ -799,6 +858,10 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         yy = float(yn @ yn)
         n, D = X.shape
         theta0 = self._initial_theta(X, yn)
+        input_range = _input_range(X)
+        reported = np.zeros(D, dtype=bool)
+        if self.length_scale is None:
+            reported = _warn_clipped_start(input_range)
         lo, hi = np.log(HYPERPARAMETER_BOUNDS)
         bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
         m = self._subsample_rows(n, optimize_eps)
@@ -927,6 +990,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         if status == 1:
             warnings.warn(f"SparseSpectrumGPRegressor: L-BFGS-B stopped at max_iter={max_iter} "
                           "iterations; increase max_iter", ConvergenceWarning, stacklevel=2)
+        _warn_length_scale_bounds(theta[1:1 + D], input_range, reported)
         return self
 
     def _subsample_rows(self, n: int, optimize_eps: bool) -> int:
