@@ -192,15 +192,16 @@ def test_search_stop_reasons():
     assert floor.stop_reason == "floor" and floor.lifetimes[0] <= 2.0 ** -19
 
 
-def test_search_stops_at_once_when_every_error_is_zero():
-    # Constant targets: every model fits them exactly, so the walk up (ties
-    # go to the larger lifetime) must not grow the forest until it saturates.
-    grown = []
-    zero = search_lifetime(lambda lam: np.zeros(3), 1.0, 1.0,
-                           extend=lambda lam: grown.append(lam))
-    # The first pair, then only the neighbour above the best (the larger).
-    assert zero.stop_reason == "flat" and grown == [2.0]
-    assert zero.lifetimes.tolist() == [0.5, 1.0, 2.0]
+def test_search_stops_when_every_error_is_the_same():
+    # Constant targets: every model predicts their mean, so every error is
+    # the same, and the walk up (ties go to the larger lifetime) must not
+    # grow the forest until it saturates: three octaves, then the neighbour.
+    for value in (0.0, 0.7):
+        grown = []
+        same = search_lifetime(lambda lam: np.full(3, value), 1.0, 1.0,
+                               extend=lambda lam: grown.append(lam))
+        assert same.stop_reason == "flat" and grown == [2.0, 4.0]
+        assert same.lifetimes.tolist() == [0.5, 1.0, 2.0, 4.0]
 
 
 @pytest.mark.parametrize("n, value", [(120, 2.5), (120, 0.1), (300, 0.1)])
@@ -215,10 +216,38 @@ def test_constant_targets_fit_quietly_and_predict_the_constant(monkeypatch, n, v
         warnings.simplefilter("error")
         model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, np.full(n, value))
     assert model.path_["stop_reason"] == "flat"
-    # λ₀/2 and λ₀, then the neighbour above the best (ties go up): 2λ₀.
-    assert model.path_["lifetimes"].size == 3
+    # λ₀/2, λ₀ and 2λ₀, then the neighbour above the best (ties go up).
+    assert model.path_["lifetimes"].size == 4
     assert model.solver_ == ("dual" if n <= 200 else "cg")
     np.testing.assert_allclose(model.predict(X + 0.3), value, rtol=1e-15)
+
+
+def test_constant_training_targets_report_the_true_validation_error():
+    # With X_val, only the training targets are constant: the validation
+    # error is that of the mean, the same for every (λ, α), not zero.
+    X = np.random.default_rng(2).standard_normal((150, 3))
+    y_val = np.random.default_rng(3).standard_normal(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(
+            X[:110], np.full(110, 1.5), X_val=X[110:], y_val=y_val)
+    errors = model.path_["validation_mse"]
+    np.testing.assert_allclose(errors[np.isfinite(errors)], np.mean((y_val - 1.5) ** 2),
+                               rtol=1e-12)
+    assert model.path_["stop_reason"] == "flat"
+
+
+def test_auto_alphas_at_the_edge_of_a_holdout_say_why_they_were_not_extended():
+    # Pure noise: on this seed the largest alpha (nearly the mean) wins.
+    # With X_val the automatic grid is not extended (that needs
+    # leave-one-out), and the warning must not tell the user that
+    # alphas='auto' would extend it.
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((150, 3))
+    with pytest.warns(UserWarning, match="extended only under leave-one-out"):
+        model = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(
+            X[:110], rng.standard_normal(110), X_val=X[110:], y_val=rng.standard_normal(40))
+    assert model.alpha_ == model.path_["alphas"][-1]
 
 
 def test_search_stops_going_up_where_the_error_barely_falls():

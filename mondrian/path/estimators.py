@@ -262,12 +262,18 @@ def _user_stacklevel() -> int:
     return level
 
 
-def _warn_alpha_edge(alphas: np.ndarray, a: int) -> None:
-    """Warn that the selected alpha ``alphas[a]`` is an end of a user's grid."""
+def _warn_alpha_edge(alphas: np.ndarray, a: int, auto: bool = False) -> None:
+    """Warn that the selected alpha ``alphas[a]`` is an end of the grid: a
+    user's, or the automatic one where it is not extended (validation on a
+    held-out set or folds instead of leave-one-out)."""
     side, other = ("smallest", "smaller") if a == 0 else ("largest", "larger")
+    if auto:
+        hint = ("the automatic grid is extended only under leave-one-out validation; pass "
+                "a wider alphas")
+    else:
+        hint = "widen alphas (alphas='auto' extends its grid by itself)"
     warnings.warn(f"the selected alpha {alphas[a]:g} is the {side} of alphas: a {other} one "
-                  "may be better; widen alphas (alphas='auto' extends its grid by itself)",
-                  UserWarning, stacklevel=_user_stacklevel())
+                  f"may be better; {hint}", UserWarning, stacklevel=_user_stacklevel())
 
 
 def _check_cv(cv):
@@ -1150,9 +1156,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         yc = y_all - float(y_all[:n_given].mean())
         if np.ptp(y_all[:n_given]) == 0.0:
             # Constant targets: exact zeros (the mean's rounding would leave
-            # a last-bit residual for the search to chase); every error is
-            # then zero and the search stops at once ('flat').
-            yc = np.zeros_like(yc)
+            # a last-bit residual for the search to chase); every model then
+            # predicts the mean, every error is the same, and the search
+            # stops after three octaves ('flat').
+            yc[:n_given] = 0.0
         scorer = DualScorer(features, yc, alphas, train,
                             val_rows=np.arange(n_given, X_all.shape[0]), folds=folds, tie=tie,
                             n_jobs=n_jobs)
@@ -1206,8 +1213,12 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         """The selected alpha is at an end of the grid: extend an automatic
         grid past it (at the selected lifetime, where the eigendecomposition
         is at hand), or warn that the user's grid may be too narrow."""
+        if np.ptp(errors[g]) == 0.0:
+            # Every alpha gives the same error (constant training targets):
+            # an edge says nothing about the grid.
+            return alphas, errors, a
         if not auto_alphas or method != "loo":
-            _warn_alpha_edge(alphas, a)
+            _warn_alpha_edge(alphas, a, auto_alphas)
             return alphas, errors, a
         for _ in range(_ALPHA_EXTENSIONS):
             step = alphas[1] / alphas[0]

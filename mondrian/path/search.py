@@ -92,7 +92,8 @@ class LifetimeSearch:
         'passed minimum' (the error rose on both sides of the best
         lifetime), 'flat' (the best lifetime is the largest evaluated, but
         the octave up to it lowered the error by less than
-        :data:`FLAT_TIE`, or every error is zero), 'max_lifetime' (the best lifetime is the fixed ceiling:
+        :data:`FLAT_TIE`, or every error so far is the same, over three
+        octaves or more), 'max_lifetime' (the best lifetime is the fixed ceiling:
         a larger one might be better), 'saturated' (the trees stopped
         splitting: every cell holds points at one location, so larger λ
         changes nothing), 'memory' (growing further would exceed the forest
@@ -190,8 +191,10 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
             if below > float(np.min(scores[b])) > (1.0 - FLAT_TIE) * below:
                 reason = "flat"
                 break
-            if below == 0.0:
-                # Every error is zero (constant targets): nothing to select.
+            if len(scores) >= 3 and all(np.array_equal(v, scores[b]) for v in scores.values()):
+                # The same errors over three octaves and more: the targets
+                # leave nothing to select (constant training targets: every
+                # model predicts their mean).
                 reason = "flat"
                 break
             up = b + 1.0    # upwards by octaves: every step up may grow the forest
