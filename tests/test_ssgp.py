@@ -4,12 +4,13 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.optimize import approx_fprime
+from scipy.optimize import approx_fprime, minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrian import SparseSpectrumGPRegressor
 from mondrian.gp import exact_gp_kernel, exact_gp_regressor, initial_theta, sparse_spectrum_nlml
+from mondrian.gp import ssgp as ssgp_module
 from mondrian.gp.ssgp import HYPERPARAMETER_BOUNDS
 
 
@@ -342,9 +343,53 @@ def test_fit_decreases_nlml_and_reaches_a_stationary_point():
         m.log_marginal_likelihood_value_, rel=1e-3)
 
 
+def test_the_race_keeps_the_draw_lowest_after_its_iterations(monkeypatch):
+    # Recomputed here: the run's stream (the first spawned), RACE_ROWS random
+    # rows of it, then the draws; each draw trained by race_iterations
+    # L-BFGS-B iterations on those rows from the initial point.  The kept
+    # ε is the draw whose race ends lowest.
+    monkeypatch.setattr(ssgp_module, "RACE_ROWS", 40)
+    X, y = _data(n=60, D=2, seed=21)
+    m = SparseSpectrumGPRegressor(5, n_frequency_draws=4, race_iterations=3,
+                                  random_state=7).fit(X, y)
+    stream = np.random.default_rng(7).spawn(1)[0]
+    rows = np.sort(stream.choice(60, 40, replace=False))
+    draws = [stream.standard_normal((5, 2)) for _ in range(4)]
+    yn = (y - y.mean()) / y.std()
+    theta0 = initial_theta(X, yn)
+    box = [tuple(np.log(HYPERPARAMETER_BOUNDS))] * 4
+
+    def raced(eps):
+        def f(theta):
+            return sparse_spectrum_nlml(X[rows], yn[rows], eps, theta, eval_gradient=True)[:2]
+        return minimize(f, theta0, jac=True, method="L-BFGS-B", bounds=box,
+                        options={"maxiter": 3, "ftol": 1e-6}).fun
+
+    values = np.array([raced(eps) for eps in draws])
+    assert np.sort(values)[1] - values.min() > 1e-6      # a clear winner
+    np.testing.assert_array_equal(m.spectral_points_, draws[int(np.argmin(values))])
+    # The race threads do not change the result.
+    monkeypatch.setattr(ssgp_module, "available_cores", lambda: 1)
+    one = SparseSpectrumGPRegressor(5, n_frequency_draws=4, race_iterations=3,
+                                    random_state=7).fit(X, y)
+    np.testing.assert_array_equal(one.theta_, m.theta_)
+
+
+def test_without_a_race_the_draws_are_ranked_at_the_start():
+    X, y = _data(n=60, D=2, seed=22)
+    m = SparseSpectrumGPRegressor(5, n_frequency_draws=4, race_iterations=0,
+                                  random_state=8).fit(X, y)
+    stream = np.random.default_rng(8).spawn(1)[0]
+    draws = [stream.standard_normal((5, 2)) for _ in range(4)]
+    yn = (y - y.mean()) / y.std()
+    values = [sparse_spectrum_nlml(X, yn, eps, initial_theta(X, yn)) for eps in draws]
+    np.testing.assert_array_equal(m.spectral_points_, draws[int(np.argmin(values))])
+
+
 def test_optimize_frequencies_trains_the_spectral_points():
     X, y = _data(n=60, D=2, seed=17)
-    kw = dict(n_components=4, n_frequency_draws=1, random_state=3)
+    # No race: the runs start from the model of max_iter=0.
+    kw = dict(n_components=4, n_frequency_draws=1, race_iterations=0, random_state=3)
     start = SparseSpectrumGPRegressor(max_iter=0, **kw).fit(X, y)
     fixed = SparseSpectrumGPRegressor(**kw).fit(X, y)
     free = SparseSpectrumGPRegressor(optimize_frequencies=True, max_iter=3000, **kw).fit(X, y)
@@ -547,6 +592,8 @@ def test_ssgp_approaches_the_exact_gp_at_the_monte_carlo_rate():
     (dict(noise_variance=1e-9), ValueError, "noise_variance"),
     (dict(n_restarts=-1), ValueError, "n_restarts"),
     (dict(n_frequency_draws=0), ValueError, "n_frequency_draws"),
+    (dict(race_iterations=-1), ValueError, "race_iterations"),
+    (dict(race_iterations=2.5), TypeError, "race_iterations"),
     (dict(max_iter=-1), ValueError, "max_iter"),
     (dict(tol=0.0), ValueError, "tol"),
     (dict(tol=float("nan")), ValueError, "tol"),
