@@ -736,7 +736,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         Source of the spectral points; an int or SeedSequence makes ``fit``
         reproducible.
     callback : callable, optional
-        Called after every L-BFGS-B iteration as
+        Called after every L-BFGS-B iteration of the runs on all rows (not
+        of the draws' races) as
         ``callback(estimator, restart, iteration)``, with the estimator's
         fitted attributes set to the current iterate (so ``predict`` works
         inside it, e.g. to record a test error along the optimisation).
