@@ -685,8 +685,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         0.33).  On Abalone (seeds 0-29) the race lowered the mean test RMSE
         from 1.965, 1.955, 1.949 to 1.958, 1.948, 1.946 at p = 16, 32, 64,
         and the fits over 1.96 from 21, 7, 4 to 14, 3, 2 of 30, for 45-80 %
-        more time.  0: rank the draws at the start instead.  Not used with
-        ``max_iter=0``.
+        more time.  0: rank the draws at the start instead.  At most
+        ``max_iter`` (so not used with ``max_iter=0``).
     normalize_y : bool, default=True
         Subtract the training mean of y and divide by its standard deviation
         before fitting (scikit-learn's ``GaussianProcessRegressor``
@@ -944,7 +944,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             def trained(eps):
                 short = _Run(Xd, yd, yyd, eps, optimize_eps, block_size)
                 res = minimize(short.fun, short.pack(theta0, eps), jac=True, method="L-BFGS-B",
-                               bounds=bounds, options={"maxiter": race_iters, "ftol": tol})
+                               bounds=bounds, options={"maxiter": min(race_iters, max_iter), "ftol": tol})
                 return float(res.fun), res.x
 
             if race_threads > 1:
