@@ -624,6 +624,44 @@ def test_auto_trees_double_when_half_forests_are_worse(monkeypatch):
     assert fixed.n_trees_ == 30 and fixed.path_["trees"]["sensitivity"] is None
 
 
+def test_dual_searches_again_on_more_trees_when_half_forests_are_worse(monkeypatch):
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREES", 20)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET", 150 * 60)
+    X, y = _data(n=150, d=3, seed=15, noise=0.01)
+    model = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    trees = model.path_["trees"]
+    assert model.solver_ == "dual"
+    # The recorded sensitivity is that of the first forest at its selection:
+    # the fit with n_trees=20 draws the same forest and makes the same
+    # selection.
+    first = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    yc = y - y.mean()
+    assert trees["sensitivity"] == pytest.approx(path_estimators.tree_sensitivity(
+        cell_labels(first.features_, first.lifetime_), yc, first.alpha_), rel=1e-9)
+    # Low noise: half the trees are clearly worse, so the search ran again
+    # on the budget's forest, from the same scale.
+    assert trees["sensitivity"] > path_estimators.TREE_GAIN
+    assert trees["first"] == 20 and trees["final"] == model.n_trees_ == 60
+    assert model.features_.n_trees == 60
+    assert model.path_["scale"] == first.path_["scale"]
+    # The weights are exact kernel ridge on the final forest at (λ̂, α̂).
+    Phi = model.features_.training_features(model.lifetime_).toarray()
+    K = Phi @ Phi.T
+    c = np.linalg.solve(K + model.alpha_ * np.eye(K.shape[0]), yc)
+    np.testing.assert_allclose(model.coef_, Phi.T @ c, rtol=1e-8, atol=1e-10)
+    # Above the margin only: otherwise the first fit is kept as it is.
+    monkeypatch.setattr(path_estimators, "TREE_GAIN", trees["sensitivity"] * 1.01)
+    same = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    assert same.n_trees_ == same.path_["trees"]["final"] == 20
+    np.testing.assert_array_equal(same.coef_, first.coef_)
+    assert same.lifetime_ == first.lifetime_ and same.alpha_ == first.alpha_
+    # Folds (not leave-one-out) and an explicit n_trees never change the count.
+    monkeypatch.setattr(path_estimators, "TREE_GAIN", 0.0)
+    folds = MondrianKernelRidgeCV(cv=3, random_state=0).fit(X, y)
+    assert folds.n_trees_ == 20 and folds.path_["trees"]["sensitivity"] is None
+    assert first.n_trees_ == 20 and first.path_["trees"]["sensitivity"] is None
+
+
 def test_ladder_tries_larger_alphas_while_the_largest_wins(monkeypatch):
     # The pilot's alpha is too small at large N; when the larger of the two
     # alphas wins at the best rung, the ladder tries CONFIRM_ALPHA_UP times
