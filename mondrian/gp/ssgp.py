@@ -554,22 +554,25 @@ def initial_theta(X, y) -> np.ndarray:
     ndarray of shape (n_features + 2,)
         (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²).
     """
-    if is_dask_collection(X) or is_dask_collection(y):
-        import dask
-        lo_x, hi_x, var = dask.compute(X.min(axis=0), X.max(axis=0), y.var())
-        half_range = 0.5 * (np.asarray(hi_x) - np.asarray(lo_x))
-        var = float(var)
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
-        half_range = 0.5 * np.ptp(X, axis=0)
-        var = float(np.var(y))
+    return _start_theta(_input_range(X), _variance(y))
+
+
+def _start_theta(input_range: np.ndarray, var: float) -> np.ndarray:
+    """:func:`initial_theta` from the inputs' ranges and var y."""
+    half_range = 0.5 * np.asarray(input_range, dtype=np.float64)
     ls = np.where(half_range > 0, half_range, 1.0)
     if not var > 0:
         var = 1.0
     lo, hi = np.log(HYPERPARAMETER_BOUNDS)
     theta = np.concatenate([[np.log(var)], np.log(ls), [np.log(var / 4.0)]])
     return np.clip(theta, lo, hi)
+
+
+def _variance(y) -> float:
+    """var y (numpy or dask y)."""
+    if is_dask_collection(y):
+        return float(y.var().compute())
+    return float(np.var(np.asarray(y, dtype=np.float64)))
 
 
 def _input_range(X) -> np.ndarray:
@@ -886,8 +889,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         self.X_train_, self.y_train_ = X, yn
         yy = float(yn @ yn)
         n, D = X.shape
-        theta0 = self._initial_theta(X, yn)
         input_range = _input_range(X)
+        theta0 = self._initial_theta(input_range, yn)
         reported = np.zeros(D, dtype=bool)
         if self.length_scale is None:
             reported = _warn_clipped_start(input_range)
@@ -1075,10 +1078,11 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
                              "(set subsample=None)")
         return min(m, n)
 
-    def _initial_theta(self, X: np.ndarray, yn: np.ndarray) -> np.ndarray:
-        """:func:`initial_theta`, with the user's starting values where given."""
-        theta = initial_theta(X, yn)
-        D = X.shape[1]
+    def _initial_theta(self, input_range: np.ndarray, yn) -> np.ndarray:
+        """:func:`initial_theta` (from the inputs' ranges), with the user's
+        starting values where given."""
+        theta = _start_theta(input_range, _variance(yn))
+        D = input_range.shape[0]
         given = []
         if self.signal_variance is not None:
             theta[0] = np.log(check_positive_float(self.signal_variance, "signal_variance"))

@@ -175,6 +175,18 @@ def tree_sensitivity(labels: np.ndarray, y: np.ndarray, alpha: float,
     return float(np.sqrt(halves / whole) - 1.0) if whole > 0 else 0.0
 
 
+def _selection_sensitivity(scorer: DualScorer, features: MondrianFeatures, lifetime: float,
+                           alpha: float, n_jobs: int) -> float:
+    """:func:`tree_sensitivity` of a leave-one-out dual selection at (λ̂, α̂):
+    the whole forest's leave-one-out from the scorer's eigendecomposition
+    (at hand), the halves' on the scorer's rows and targets."""
+    rows = scorer.rows
+    with blas_threads(1 if rows.shape[0] <= SERIAL_EIGH_ROWS else n_jobs):
+        whole = float(scorer.best["ridge"].loo_mse(np.array([alpha]))[0])
+        return tree_sensitivity(cell_labels(features, lifetime)[rows], scorer.y[rows], alpha,
+                                whole_mse=whole)
+
+
 #: ``alphas='auto'`` in the dual: quarter decades over 1e-8..1e3 (the kernel
 #: has K_ii = 1, so alpha is a noise-to-signal variance ratio), extended past
 #: an end if the selection lands there.
@@ -710,7 +722,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         ``trees``, a dict of ``pilot`` (the pilot's and
         the ladder's number of trees), ``sensitivity`` (the pilot's
         :func:`tree_sensitivity`; None for an explicit ``n_trees``) and
-        ``final`` (the final forest's).
+        ``final`` (the final forest's).  The dual solver records ``trees``
+        too: ``first`` (the first search's count), ``sensitivity`` (at its
+        selection; None for an explicit ``n_trees`` or without
+        leave-one-out) and ``final`` (the count searched again on, or
+        ``first``).
     posterior_ : LifetimePosterior or None
         Posterior over λ at ``alpha_`` (exact solver), else None.
     coef_ : ndarray of shape (n_columns at ``lifetime_``,)
@@ -924,14 +940,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         wide = auto_dual_trees_wide(n_given)
         if p["n_trees"] == "auto" and scorer.method == "loo" and wide > n_trees:
             # More trees where the kernel estimate's Monte-Carlo error still
-            # shows (low-noise data), measured at the selection: the dual's
-            # own leave-one-out of the whole forest, and of its halves.
-            with blas_threads(1 if n_given <= SERIAL_EIGH_ROWS else n_jobs):
-                rows = scorer.rows
-                whole = float(scorer.best["ridge"].loo_mse(np.array([alpha]))[0])
-                gain = tree_sensitivity(cell_labels(features, lifetime)[rows],
-                                        scorer.y[rows], alpha, whole_mse=whole)
-            trees["sensitivity"] = gain
+            # shows (low-noise data), measured at the selection.
+            gain = trees["sensitivity"] = _selection_sensitivity(
+                scorer, features, lifetime, alpha, n_jobs)
             if gain > TREE_GAIN:
                 # The search again on the larger forest (its best width is
                 # smaller: the estimate of a wide kernel is the noisier),
@@ -992,13 +1003,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         if p["n_trees"] == "auto":
             # More trees where the kernel estimate's Monte-Carlo error still
             # shows (low-noise data): measured on the pilot, at its selection.
-            with blas_threads(1 if pilot.size <= SERIAL_EIGH_ROWS else n_jobs):
-                # The dual's own leave-one-out of the whole forest at (λ̂, α̂)
-                # (its eigendecomposition is at hand), on the same targets.
-                rows = scorer.rows
-                whole = float(scorer.best["ridge"].loo_mse(np.array([alpha]))[0])
-                gain = tree_sensitivity(cell_labels(pilot_features, lifetime)[rows],
-                                        scorer.y[rows], alpha, whole_mse=whole)
+            gain = _selection_sensitivity(scorer, pilot_features, lifetime, alpha, n_jobs)
             wide = int(min(AUTO_MAX_TREES, AUTO_TREE_BUDGET_WIDE // max(X_all.shape[0], 1)))
             trees.update(sensitivity=gain)
             if gain > TREE_GAIN and wide > n_trees:
