@@ -444,6 +444,81 @@ def test_numeric_lifetime_grows_on_every_point_and_selects_by_loo():
         assert model._score_loo(lam, [hyper[1]])[0] == score
 
 
+def _recording(values: dict):
+    """A score over a dict of known values that records what it was asked."""
+    asked = []
+
+    def score(v):
+        asked.append(v)
+        return values[v]
+    return score, asked
+
+
+def test_select_past_edge_steps_past_an_end_while_the_score_improves():
+    from mondrian.forest.estimators import EDGE_STEPS, EDGE_TOL, _select_past_edge
+    kw = dict(relative=False)
+    # An interior minimum: nothing past the grid is asked for.
+    score, asked = _recording({1.0: 3.0, 4.0: 1.0, 16.0: 2.0})
+    assert _select_past_edge((16.0, 1.0, 4.0), score, **kw) == 4.0
+    assert set(asked) == {1.0, 4.0, 16.0}
+    # The top end: 64 and 256 improve, 1024 does not -> 256, and the steps
+    # are the grid's ratio at that end (4).
+    score, asked = _recording({1.0: 5.0, 4.0: 4.0, 16.0: 3.0, 64.0: 2.0, 256.0: 1.0,
+                               1024.0: 1.5})
+    assert _select_past_edge((1.0, 4.0, 16.0), score, **kw) == 256.0
+    assert 4096.0 not in asked
+    # The bottom end, with an improvement smaller than EDGE_TOL: not taken.
+    # (Powers of two: the steps are exact.)
+    score, _ = _recording({0.125: 0.0, 1.0: 1.0, 8.0: 2.0, 2.0**-6: -0.5 * EDGE_TOL})
+    assert _select_past_edge((0.125, 1.0, 8.0), score, **kw) == 0.125
+    # relative=True scales the tolerance by the score.
+    score, _ = _recording({0.125: 100.0, 1.0: 200.0, 2.0**-6: 100.0 - 0.5 * EDGE_TOL * 100})
+    assert _select_past_edge((0.125, 1.0), score, **dict(kw, relative=True)) == 0.125
+    score, _ = _recording({0.125: 100.0, 1.0: 200.0, 2.0**-6: 100.0 - 2 * EDGE_TOL * 100,
+                           2.0**-9: 100.0})
+    assert _select_past_edge((0.125, 1.0), score, **dict(kw, relative=True)) == 2.0**-6
+    # Nothing below the floor: a grid starting at it is not extended, and a
+    # step that would cross it is not taken.
+    score, asked = _recording({1e-8: 0.0, 1e-6: 1.0})
+    assert _select_past_edge((1e-8, 1e-6), score, floor=1e-8, **kw) == 1e-8
+    assert set(asked) == {1e-8, 1e-6}
+    score, asked = _recording({2.0**-16: 0.0, 2.0**-14: 1.0, 2.0**-18: -1.0, 2.0**-20: -2.0})
+    assert _select_past_edge((2.0**-16, 2.0**-14), score, floor=2.0**-20, **kw) == 2.0**-20
+    assert min(asked) == 2.0**-20
+    # Still improving after EDGE_STEPS steps: the last step is kept, and no
+    # more are asked for.
+    top = {2.0**k: -float(k) for k in range(0, 2 + EDGE_STEPS + 1)}
+    score, asked = _recording(top)
+    assert _select_past_edge((1.0, 2.0, 4.0), score, **kw) == 2.0 ** (2 + EDGE_STEPS)
+    assert max(asked) == 2.0 ** (2 + EDGE_STEPS)
+
+
+def test_regressor_extends_the_smoothing_grid_past_its_edge():
+    """With a prior_scale grid whose best value is its top, the selection
+    goes on past it by the grid's ratio, and the recorded leave-one-out
+    scores reproduce the choice; the noise never goes below the grid's
+    floor."""
+    from mondrian.forest.estimators import EDGE_TOL
+    X, y = _data(300)
+    model = MondrianForestRegressor(n_trees=6, lifetime=6.0, random_state=0)
+    model._SCALE_GRID = (0.0625, 0.25)  # an instance attribute: a narrow grid
+    model.fit(X, y)
+    lam = model.lifetime_
+    scores = {h: v for (_, h), v in model.loo_scores_.items()}
+    kappas = sorted(k for r, k in scores if r == 0.03)
+    assert kappas[-1] > 0.25  # it went past the grid's top
+    assert kappas == [0.0625 * 4.0**i for i in range(len(kappas))]
+    # Every step taken improved the squared error by more than the
+    # tolerance, and the last step tried did not.
+    mse = [scores[(0.03, k)][0] for k in kappas]
+    kappa = model.hyper_[1]
+    i = kappas.index(kappa)
+    assert all(mse[j + 1] < mse[j] * (1 - EDGE_TOL) for j in range(1, i))
+    assert i == len(kappas) - 1 or not mse[i + 1] < mse[i] * (1 - EDGE_TOL)
+    assert min(r for r, _ in scores) >= model._NOISE_GRID[0]
+    assert lam == 6.0
+
+
 @pytest.mark.parametrize("smoothing", [True, False])
 def test_from_features_predicts_as_fit_on_the_same_trees(smoothing):
     """A forest built on fitted MondrianFeatures equals, to the last bit, the

@@ -84,6 +84,45 @@ MAX_SCORED = 1000
 MIN_POINTS_FOR_SELECTION = 20
 
 
+#: A smoothing hyperparameter selected ('auto') at an end of its grid is
+#: tried past that end, one step of the grid's own ratio there at a time,
+#: for as long as each step lowers its criterion by more than EDGE_TOL
+#: (relative for squared errors, in nats for log scores), at most
+#: EDGE_STEPS steps (:func:`_select_past_edge`).
+EDGE_STEPS = 6
+EDGE_TOL = 1e-3
+
+
+def _select_past_edge(grid, score, *, relative: bool, floor: float = 0.0) -> float:
+    """The value of ``grid`` (positive numbers) that minimises ``score``
+    (value -> float, lower is better; called at most once per value if it
+    caches), then, if that is an end of the grid, the values past that end,
+    each step the ratio of the grid's two values there, while they improve
+    (``EDGE_STEPS``, ``EDGE_TOL``); nothing below ``floor`` (a grid starting
+    at ``floor`` is not extended downwards).  A value still improving after
+    the last step is kept, without a warning: EDGE_STEPS steps of the
+    grids' ratios (×3, ×4) span a factor of 729 to 4096, which takes the
+    smoothing to its limits (e.g. κ → ∞ shrinks every prediction to ȳ,
+    as pure-noise targets ask), where a step changes the predictions by
+    little more than the tolerance; a warning there fired on
+    scikit-learn's estimator checks (20 points, 4 of them held out)."""
+    values = sorted(grid)
+    best = min(values, key=score)
+    if len(values) < 2 or best not in (values[0], values[-1]) or best <= floor:
+        return best
+    ratio = values[0] / values[1] if best == values[0] else values[-1] / values[-2]
+    for _ in range(EDGE_STEPS):
+        candidate = best * ratio
+        if candidate < floor:
+            return best
+        old, new = score(best), score(candidate)
+        margin = EDGE_TOL * abs(old) if relative else EDGE_TOL
+        if not new < old - margin:
+            return best
+        best = candidate
+    return best
+
+
 #: Most path entries (node, gap: 16 bytes each) stored for the held-out
 #: points' walks (``_mforest.Paths``): 2^23, 128 MiB; above, every
 #: candidate walks the trees again.
@@ -450,12 +489,20 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     {common}
     noise_variance : 'auto' or float, default='auto'
         σ_y² as a fraction of the targets' variance.  'auto': selected
-        among 0.003, 0.01, 0.03, 0.1, 0.3 on the held-out points with
-        ``lifetime='auto'``, else by leave-one-out on the trees of every
-        training point (see ``hyper_``; 0.03 below 20 points).
+        among 1e-8, 1e-6, 1e-4, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3 (and
+        past 0.3 while it improves, :data:`EDGE_STEPS` steps of ×3 at
+        most) on the held-out points with ``lifetime='auto'``, else by
+        leave-one-out on the trees of every training point (see
+        ``hyper_``; 0.03 below 20 points).  1e-8 is the noise-free limit:
+        the leaves' means taken as they are, the spread coming from the
+        trees' disagreement and the separation components; on trees grown
+        to one point per leaf the held-out log predictive density often
+        prefers it (CCPP, energy).
     prior_scale : 'auto' or float, default='auto'
         κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
-        1, 4, 16 as the noise is (1 below 20 points).
+        1, 4, 16 as the noise is (1 below 20 points), and past either end
+        (×4 a step) while the squared error improves by more than
+        :data:`EDGE_TOL` of itself, :data:`EDGE_STEPS` steps at most.
         Large κ: short prior correlations (median/κ), but little prior
         variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
         towards ȳ; small κ: the variance is spent early in the trees'
@@ -494,7 +541,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         squared error, then the noise fraction by negative log predictive
         density; with a numeric lifetime, κ then the noise the same way but
         scored by the leave-one-out predictions of the training targets on
-        the trees of every point.
+        the trees of every point.  κ and the noise are each taken past the
+        ends of their grids while their criterion improves (see
+        ``noise_variance``, ``prior_scale``), so a selected value at a grid's
+        end is one its next step did not improve on.
     validation_scores_ : dict or None
         (mean squared error, mean negative log predictive density of the
         Gaussian with the mixture's mean and variance) on the held-out
@@ -559,7 +609,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.step = step
 
     _selects_in_sample = True
-    _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
+    #: The noise fractions 'auto' tries: down to the noise-free limit (1e-8:
+    #: below it the predictions change by less than the selection can see),
+    #: and past 0.3 upwards while the log predictive density improves.
+    _NOISE_GRID = (1e-8, 1e-6, 1e-4, 1e-3, 0.003, 0.01, 0.03, 0.1, 0.3)
     _SCALE_GRID = (0.25, 1.0, 4.0, 16.0)
 
     def _hyper_grid(self) -> tuple:
@@ -584,10 +637,11 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     def _select_hyper(self, grid: tuple, default: tuple, score) -> tuple:
         """κ by held-out squared error at the default noise, then the noise
         by held-out NLPD at that κ."""
-        kappas = sorted({k for _, k in grid})
-        noises = sorted({r for r, _ in grid})
-        kappa = min(kappas, key=lambda k: score((default[0], k))[0])
-        noise = min(noises, key=lambda r: score((r, kappa))[1])
+        kappa = _select_past_edge({k for _, k in grid}, lambda k: score((default[0], k))[0],
+                                  relative=True)
+        noise = _select_past_edge({r for r, _ in grid}, lambda r: score((r, kappa))[1],
+                                  relative=False,
+                                  floor=self._NOISE_GRID[0])
         return (noise, kappa)
 
     def fit(self, X, y) -> "MondrianForestRegressor":
@@ -807,11 +861,18 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         lam = self.lifetime_
         first = [(default[0], k) for k in kappas]
         scores = dict(zip(first, self._score_loo(lam, first)))
-        kappa = min(kappas, key=lambda k: scores[(default[0], k)][0])
+
+        def score(hyper):
+            if hyper not in scores:  # past a grid's end: one at a time
+                scores[hyper] = self._score_loo(lam, [hyper])[0]
+            return scores[hyper]
+
+        kappa = _select_past_edge(kappas, lambda k: score((default[0], k))[0], relative=True)
         second = [(r, kappa) for r in noises if (r, kappa) not in scores]
         if second:
             scores.update(zip(second, self._score_loo(lam, second)))
-        noise = min(noises, key=lambda r: scores[(r, kappa)][1])
+        noise = _select_past_edge(noises, lambda r: score((r, kappa))[1], relative=False,
+                                  floor=self._NOISE_GRID[0])
         self.loo_scores_ = {(lam, h): v for h, v in scores.items()}
         return (noise, kappa)
 
@@ -932,8 +993,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     {common}
     discount : 'auto' or float, default='auto'
         γλ₀ of the discount (larger: less smoothing).  'auto': selected
-        among 1, 3, 10, 30 on the held-out points by log-loss (10 when
-        nothing is held out).
+        among 1, 3, 10, 30 on the held-out points by log-loss, and past
+        either end (×3 a step) while the log-loss improves by more than
+        :data:`EDGE_TOL` nats, :data:`EDGE_STEPS` steps at most; 10 when
+        nothing is held out.
     aggregation : bool, default=False
         Online aggregation over the pruned subtrees of every tree (AMF;
         see "Aggregation" below).  ``smoothing``, ``discount`` and
@@ -1139,8 +1202,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         return (loss, loss)
 
     def _select_hyper(self, grid: tuple, default: float, score) -> float:
-        """The discount by held-out log-loss."""
-        return min(grid, key=lambda h: score(h)[0])
+        """The discount by held-out log-loss (past the grid's ends while it
+        improves: :func:`_select_past_edge`)."""
+        return _select_past_edge(grid, lambda h: score(h)[0], relative=False)
 
     def predict_proba(self, X, lifetime: float | None = None) -> np.ndarray:
         """Class probabilities of the forest (rows sum to 1).
