@@ -478,13 +478,18 @@ def test_select_past_edge_steps_past_an_end_while_the_score_improves():
                            2.0**-9: 100.0})
     assert _select_past_edge((0.125, 1.0), score, **dict(kw, relative=True)) == 2.0**-6
     # Nothing below the floor: a grid starting at it is not extended, and a
-    # step that would cross it is not taken.
+    # step that would cross it lands on it.
     score, asked = _recording({1e-8: 0.0, 1e-6: 1.0})
     assert _select_past_edge((1e-8, 1e-6), score, floor=1e-8, **kw) == 1e-8
     assert set(asked) == {1e-8, 1e-6}
     score, asked = _recording({2.0**-16: 0.0, 2.0**-14: 1.0, 2.0**-18: -1.0, 2.0**-20: -2.0})
     assert _select_past_edge((2.0**-16, 2.0**-14), score, floor=2.0**-20, **kw) == 2.0**-20
     assert min(asked) == 2.0**-20
+    # `down` replaces the grid's ratio below it: 2^-8, then 2^-12 -> the floor.
+    score, asked = _recording({2.0**-4: 0.0, 2.0**-2: 1.0, 2.0**-8: -1.0, 2.0**-10: -2.0})
+    assert _select_past_edge((2.0**-4, 2.0**-2), score, floor=2.0**-10, down=2.0**-4,
+                             **kw) == 2.0**-10
+    assert sorted(set(asked)) == [2.0**-10, 2.0**-8, 2.0**-4, 2.0**-2]
     # Still improving after EDGE_STEPS steps: the last step is kept, and no
     # more are asked for.
     top = {2.0**k: -float(k) for k in range(0, 2 + EDGE_STEPS + 1)}
@@ -498,7 +503,7 @@ def test_regressor_extends_the_smoothing_grid_past_its_edge():
     goes on past it by the grid's ratio, and the recorded leave-one-out
     scores reproduce the choice; the noise never goes below the grid's
     floor."""
-    from mondrian.forest.estimators import EDGE_TOL
+    from mondrian.forest.estimators import EDGE_TOL, NOISE_FLOOR
     X, y = _data(300)
     model = MondrianForestRegressor(n_trees=6, lifetime=6.0, random_state=0)
     model._SCALE_GRID = (0.0625, 0.25)  # an instance attribute: a narrow grid
@@ -515,7 +520,7 @@ def test_regressor_extends_the_smoothing_grid_past_its_edge():
     i = kappas.index(kappa)
     assert all(mse[j + 1] < mse[j] * (1 - EDGE_TOL) for j in range(1, i))
     assert i == len(kappas) - 1 or not mse[i + 1] < mse[i] * (1 - EDGE_TOL)
-    assert min(r for r, _ in scores) >= model._NOISE_GRID[0]
+    assert min(r for r, _ in scores) >= NOISE_FLOOR
     assert lam == 6.0
 
 

@@ -91,15 +91,21 @@ MIN_POINTS_FOR_SELECTION = 20
 #: EDGE_STEPS steps (:func:`_select_past_edge`).
 EDGE_STEPS = 6
 EDGE_TOL = 1e-3
+#: The regressor's noise fraction goes below its grid a decade a step, down
+#: to the noise-free limit NOISE_FLOOR (below it the predictions change by
+#: less than the selection can see).
+NOISE_STEP_DOWN = 0.1
+NOISE_FLOOR = 1e-8
 
 
-def _select_past_edge(grid, score, *, relative: bool, floor: float = 0.0) -> float:
+def _select_past_edge(grid, score, *, relative: bool, floor: float = 0.0,
+                      down: float | None = None) -> float:
     """The value of ``grid`` (positive numbers) that minimises ``score``
     (value -> float, lower is better; called at most once per value if it
     caches), then, if that is an end of the grid, the values past that end,
-    each step the ratio of the grid's two values there, while they improve
-    (``EDGE_STEPS``, ``EDGE_TOL``); nothing below ``floor`` (a grid starting
-    at ``floor`` is not extended downwards).  A value still improving after
+    each step the ratio of the grid's two values there (``down`` below the
+    grid, if given), while they improve (``EDGE_STEPS``, ``EDGE_TOL``);
+    nothing below ``floor``.  A value still improving after
     the last step is kept, without a warning: EDGE_STEPS steps of the
     grids' ratios (×3, ×4) span a factor of 729 to 4096, which takes the
     smoothing to its limits (e.g. κ → ∞ shrinks every prediction to ȳ,
@@ -108,12 +114,16 @@ def _select_past_edge(grid, score, *, relative: bool, floor: float = 0.0) -> flo
     scikit-learn's estimator checks (20 points, 4 of them held out)."""
     values = sorted(grid)
     best = min(values, key=score)
-    if len(values) < 2 or best not in (values[0], values[-1]) or best <= floor:
+    if len(values) < 2 or best not in (values[0], values[-1]):
         return best
-    ratio = values[0] / values[1] if best == values[0] else values[-1] / values[-2]
+    if best == values[0]:
+        ratio = values[0] / values[1] if down is None else down
+    else:
+        ratio = values[-1] / values[-2]
     for _ in range(EDGE_STEPS):
-        candidate = best * ratio
-        if candidate < floor:
+        # (15 significant digits: 0.003 · 0.1 is 3e-4, not 3.0000000000000003e-4)
+        candidate = max(float(f"{best * ratio:.15g}"), floor)
+        if candidate == best:
             return best
         old, new = score(best), score(candidate)
         margin = EDGE_TOL * abs(old) if relative else EDGE_TOL
@@ -489,15 +499,17 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     {common}
     noise_variance : 'auto' or float, default='auto'
         σ_y² as a fraction of the targets' variance.  'auto': selected
-        among 1e-8, 1e-6, 1e-4, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3 (and
-        past 0.3 while it improves, :data:`EDGE_STEPS` steps of ×3 at
-        most) on the held-out points with ``lifetime='auto'``, else by
+        among 0.003, 0.01, 0.03, 0.1, 0.3 by the log predictive density
+        on the held-out points with ``lifetime='auto'``, else by
         leave-one-out on the trees of every training point (see
-        ``hyper_``; 0.03 below 20 points).  1e-8 is the noise-free limit:
-        the leaves' means taken as they are, the spread coming from the
-        trees' disagreement and the separation components; on trees grown
-        to one point per leaf the held-out log predictive density often
-        prefers it (CCPP, energy).
+        ``hyper_``; 0.03 below 20 points); from an end of that grid, on
+        past it while the density improves by more than :data:`EDGE_TOL`
+        nats a step, :data:`EDGE_STEPS` steps at most: ×3 above 0.3, a
+        decade below 0.003 down to the noise-free limit
+        :data:`NOISE_FLOOR` = 1e-8 (the leaves' means taken as they are,
+        the spread coming from the trees' disagreement and the separation
+        components; on trees grown to one point per leaf it is often
+        preferred: CCPP, energy).
     prior_scale : 'auto' or float, default='auto'
         κ of the prior's time scale θ = κλ₀.  'auto': selected among 0.25,
         1, 4, 16 as the noise is (1 below 20 points), and past either end
@@ -609,10 +621,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         self.step = step
 
     _selects_in_sample = True
-    #: The noise fractions 'auto' tries: down to the noise-free limit (1e-8:
-    #: below it the predictions change by less than the selection can see),
-    #: and past 0.3 upwards while the log predictive density improves.
-    _NOISE_GRID = (1e-8, 1e-6, 1e-4, 1e-3, 0.003, 0.01, 0.03, 0.1, 0.3)
+    _NOISE_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
     _SCALE_GRID = (0.25, 1.0, 4.0, 16.0)
 
     def _hyper_grid(self) -> tuple:
@@ -641,7 +650,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                                   relative=True)
         noise = _select_past_edge({r for r, _ in grid}, lambda r: score((r, kappa))[1],
                                   relative=False,
-                                  floor=self._NOISE_GRID[0])
+                                  floor=NOISE_FLOOR, down=NOISE_STEP_DOWN)
         return (noise, kappa)
 
     def fit(self, X, y) -> "MondrianForestRegressor":
@@ -872,7 +881,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         if second:
             scores.update(zip(second, self._score_loo(lam, second)))
         noise = _select_past_edge(noises, lambda r: score((r, kappa))[1], relative=False,
-                                  floor=self._NOISE_GRID[0])
+                                  floor=NOISE_FLOOR, down=NOISE_STEP_DOWN)
         self.loo_scores_ = {(lam, h): v for h, v in scores.items()}
         return (noise, kappa)
 
