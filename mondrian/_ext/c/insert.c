@@ -7,9 +7,26 @@
 #include <omp.h>
 #endif
 
-/* Work (node and permutation entries copied) below which a batch is
- * inserted on one thread. */
+/* Work below which a batch is inserted on one thread: every tree's node
+ * and permutation entries copied, plus its walks (each point's gap to about
+ * log2(nodes) boxes of D sides; mt_insert_work). */
 #define MT_INSERT_SERIAL ((size_t)1 << 20)
+
+/* The work of inserting n points into the M trees of f (the units of
+ * MT_INSERT_SERIAL), saturating at SIZE_MAX. */
+static size_t mt_insert_work(const mt_forest *f, size_t n)
+{
+    const size_t M = f->n_trees, per_tree = f->n_nodes / M;
+    size_t depth = 1, walks, copies = per_tree + f->n_points + n;
+    while (depth < 64 && ((size_t)1 << depth) <= per_tree) {
+        ++depth;
+    }
+    if (mt_mul_size(n, depth * (f->n_features + 1), &walks) != MT_OK ||
+        walks > SIZE_MAX - copies || copies + walks > SIZE_MAX / M) {
+        return SIZE_MAX;
+    }
+    return M * (copies + walks);
+}
 
 /* One tree during a batch: a one-tree forest in local ids (old nodes first,
  * in their old order, new nodes appended) without boxes, where the boxes
@@ -398,10 +415,13 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
 {
     const size_t M = f->n_trees, d = f->n_features, n_old_points = f->n_points;
     const ptrdiff_t count = (ptrdiff_t)M;
-    /* A batch whose work (copying every tree's nodes and permutation) is
-     * below about a millisecond runs on one thread: starting the team costs
-     * more than it saves (the result does not depend on it). */
-    const int nt = n_threads > 1 && M * (f->n_nodes / M + n_old_points + n) >= MT_INSERT_SERIAL
+    /* A batch whose work (copying every tree's nodes and permutation,
+     * walking its points down the trees) is below about a millisecond runs
+     * on one thread: starting the team costs more than it saves (the result
+     * does not depend on it).  Counting the copies alone kept every batch
+     * of an online pass over the CPU data (50 trees, batches of 1000) on
+     * one thread, the walks three times slower. */
+    const int nt = n_threads > 1 && M > 0 && mt_insert_work(f, n) >= MT_INSERT_SERIAL
                        ? n_threads : 1;
     iscratch *trees = NULL;
     mt_index *rank = NULL, *old_offset = NULL, base = 0;
