@@ -62,6 +62,32 @@ static inline int mt_grow_zeroed(void **array, size_t old_n, size_t new_n, size_
     return MT_OK;
 }
 
+/*
+ * mt_grow_zeroed for an array whose new part the caller is about to fill:
+ * realloc keeps the contents (glibc moves a large block's pages with
+ * mremap, without copying them) and the new part is zeroed in place, so it
+ * is committed at once -- for a capacity about to be used, not a
+ * speculative one.  On failure *array is unchanged.
+ */
+static inline int mt_grow_zeroed_in_place(void **array, size_t old_n, size_t new_n,
+                                          size_t size)
+{
+    size_t bytes;
+    void *p;
+    if (mt_mul_size(new_n, size, &bytes) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    p = realloc(*array, bytes > 0 ? bytes : 1);
+    if (p == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    if (new_n > old_n) {
+        memset((char *)p + old_n * size, 0, (new_n - old_n) * size);
+    }
+    *array = p;
+    return MT_OK;
+}
+
 static inline double mt_min(double a, double b) { return a < b ? a : b; }
 static inline double mt_max(double a, double b) { return a > b ? a : b; }
 

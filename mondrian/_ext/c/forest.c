@@ -188,8 +188,17 @@ void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n
     }
 }
 
+/* One array grown from old to capacity elements, lazily (calloc and copy:
+ * the new part is committed when used) or in place (realloc: no copy, the
+ * new part committed at once). */
+static int grow_array(void **array, size_t old, size_t capacity, size_t size, int in_place)
+{
+    return in_place ? mt_grow_zeroed_in_place(array, old, capacity, size)
+                    : mt_grow_zeroed(array, old, capacity, size);
+}
+
 /* The node arrays grown to `capacity`, the boxes too if with_boxes. */
-static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
+static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes, int in_place)
 {
     size_t old = f->node_capacity, d = f->n_features, box_new;
     int s;
@@ -202,20 +211,22 @@ static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
     }
     /* Each array grows on its own; on failure the ones already grown are
      * larger than node_capacity says, which is harmless. */
-    if ((s = mt_grow_zeroed((void **)&f->tree_of, old, capacity, sizeof(mt_index))) ||
-        (s = mt_grow_zeroed((void **)&f->parent, old, capacity, sizeof(mt_index))) ||
-        (s = mt_grow_zeroed((void **)&f->left, old, capacity, sizeof(mt_index))) ||
-        (s = mt_grow_zeroed((void **)&f->right, old, capacity, sizeof(mt_index))) ||
-        (s = mt_grow_zeroed((void **)&f->feature, old, capacity, sizeof(mt_index))) ||
-        (s = mt_grow_zeroed((void **)&f->start, old, capacity, sizeof(mt_index))) ||
-        (s = mt_grow_zeroed((void **)&f->end, old, capacity, sizeof(mt_index))) ||
-        (s = mt_grow_zeroed((void **)&f->threshold, old, capacity, sizeof(double))) ||
-        (s = mt_grow_zeroed((void **)&f->tau, old, capacity, sizeof(double))) ||
+    if ((s = grow_array((void **)&f->tree_of, old, capacity, sizeof(mt_index), in_place)) ||
+        (s = grow_array((void **)&f->parent, old, capacity, sizeof(mt_index), in_place)) ||
+        (s = grow_array((void **)&f->left, old, capacity, sizeof(mt_index), in_place)) ||
+        (s = grow_array((void **)&f->right, old, capacity, sizeof(mt_index), in_place)) ||
+        (s = grow_array((void **)&f->feature, old, capacity, sizeof(mt_index), in_place)) ||
+        (s = grow_array((void **)&f->start, old, capacity, sizeof(mt_index), in_place)) ||
+        (s = grow_array((void **)&f->end, old, capacity, sizeof(mt_index), in_place)) ||
+        (s = grow_array((void **)&f->threshold, old, capacity, sizeof(double), in_place)) ||
+        (s = grow_array((void **)&f->tau, old, capacity, sizeof(double), in_place)) ||
         (with_boxes &&
-         ((s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
-          (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double))))) ||
+         ((s = grow_array((void **)&f->lower, old * d, capacity * d, sizeof(double),
+                          in_place)) ||
+          (s = grow_array((void **)&f->upper, old * d, capacity * d, sizeof(double),
+                          in_place)))) ||
         (f->key != NULL &&
-         (s = mt_grow_zeroed((void **)&f->key, old, capacity, sizeof(mt_index))))) {
+         (s = grow_array((void **)&f->key, old, capacity, sizeof(mt_index), in_place)))) {
         return s;
     }
     f->node_capacity = capacity;
@@ -224,12 +235,17 @@ static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
 
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
 {
-    return reserve_nodes(f, capacity, 1);
+    return reserve_nodes(f, capacity, 1, 0);
+}
+
+int mt_forest_extend_nodes(mt_forest *f, size_t capacity)
+{
+    return reserve_nodes(f, capacity, 1, 1);
 }
 
 int mt_forest_reserve_links(mt_forest *f, size_t capacity)
 {
-    return reserve_nodes(f, capacity, 0);
+    return reserve_nodes(f, capacity, 0, 0);
 }
 
 int mt_forest_reserve_points(mt_forest *f, size_t capacity)

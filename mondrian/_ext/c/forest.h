@@ -13,7 +13,7 @@
  * node keeps the data box of the training points it holds and the slice
  * [start, end) of its tree's point permutation that lists them, so the
  * points of any node are contiguous.  Leaves have tau = +inf, feature =
- * MT_NONE.  Capacity doubles as nodes are added; new memory is zeroed, so a
+ * MT_NONE.  Capacity grows as nodes are added; new memory is zeroed, so a
  * forest's bytes (hence its pickles) depend on its content only.
  *
  * Points.  The forest keeps ITS OWN COPY of the n training points it was
@@ -106,6 +106,16 @@ void mt_forest_free(mt_forest *f);
 /* Room for at least `capacity` nodes (new memory zeroed).  On failure the
  * forest is unchanged in content. */
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
+
+/* mt_forest_reserve_nodes for a capacity the caller is about to fill: the
+ * arrays grow in place (realloc: no copy of the nodes there are; glibc
+ * moves a large block's pages), the new part zeroed, hence committed, at
+ * once.  mt_forest_reserve_nodes copies every array into a fresh zeroed
+ * block instead, whose untouched part stays uncommitted: right for a
+ * speculative capacity (doubling), costly for a large forest that gains a
+ * little (insert.c: a copy of every node per batch).  On failure the
+ * forest is unchanged in content. */
+int mt_forest_extend_nodes(mt_forest *f, size_t capacity);
 
 /* mt_forest_reserve_nodes for every node array but the boxes (lower,
  * upper), which keep their size (NULL in a fresh forest): only for a

@@ -403,13 +403,6 @@ static void store_boxes(const iscratch *trees, mt_forest *f, const mt_index *old
     }
 }
 
-/* The capacity rule of the forest's node arrays: doubling. */
-static size_t grown_capacity(size_t capacity, size_t need)
-{
-    size_t cap = 2 * capacity;
-    return need <= capacity ? capacity : cap > need ? cap : need;
-}
-
 int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
                      bitgen_t *const *rngs, int n_threads)
 {
@@ -490,11 +483,15 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     if (status != MT_OK) {
         goto cleanup;
     }
-    /* 2. The forest's room for the worst case: capacities by doubling, the
-     * points, and the keys on the first insertion (the last fallible step:
-     * a forest with keys is a forest that took insertions). */
-    if ((status = mt_forest_reserve_nodes(f, grown_capacity(f->node_capacity, worst))) !=
-        MT_OK) {
+    /* 2. The forest's room for the worst case: the nodes, the points (by
+     * doubling), and the keys on the first insertion (the last fallible step:
+     * a forest with keys is a forest that took insertions).  The nodes:
+     * exactly the worst case, in place (mt_forest_extend_nodes: no copy of
+     * the forest, the new part committed at once, so not a doubling).
+     * Copying every array into a doubled fresh block took 0.16 s of the
+     * 0.34 s that inserting 1311 held-out points into 50 trees of 10 000
+     * nodes took (CPU data). */
+    if ((status = mt_forest_extend_nodes(f, worst)) != MT_OK) {
         goto cleanup;
     }
     if (f->X != NULL && need_points > f->point_capacity) {
