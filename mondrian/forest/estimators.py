@@ -48,7 +48,8 @@ by the exact leave-one-out predictive of each training target
 partition does not depend on the targets, so the predictive of y_i given
 the others is that of the same trees with y_i's factor removed from its
 active node, O(1) per point and tree after one belief propagation.  The
-fit then costs the trees, the statistics and eight belief propagations.
+fit then costs the trees, the statistics and eight belief propagations
+(one more per step a selection takes past the end of its grid).
 (The classifier selects its discount on held-out points whenever it is
 'auto'.)
 """
