@@ -1,6 +1,6 @@
 """SSGP on Abalone (issue 11): wall and CPU time and test RMSE of each fit.
 
-    python asv_bench/ssgp_abalone.py [--seeds 2] [--restarts 0 2]
+    python asv_bench/ssgp_abalone.py [--seeds 2] [--restarts auto 0 4]
                                      [--race-iterations 10]
 
 ``SparseSpectrumGPRegressor(p, n_restarts=r, race_iterations=k,
@@ -28,7 +28,8 @@ from mondrian.gp import SparseSpectrumGPRegressor  # noqa: E402
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--restarts", type=int, nargs="+", default=[0, 2])
+    ap.add_argument("--restarts", type=lambda v: v if v == "auto" else int(v), nargs="+",
+                    default=["auto"], help="n_restarts values: integers or 'auto'")
     ap.add_argument("--race-iterations", type=int, default=10)
     args = ap.parse_args(argv)
     X, y, X_test, y_test = abalone_arrays()

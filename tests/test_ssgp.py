@@ -237,7 +237,9 @@ def test_nlml_is_the_exact_gp_evidence_of_the_feature_kernel():
 
 # ------------------------------------------------------------ the posterior
 def _fixed_model(X, y, p=8, seed=0, normalize_y=True, **kw):
-    """SSGP at the default starting point, untrained (max_iter=0)."""
+    """SSGP at the default starting point, untrained (max_iter=0), on the
+    first frequency draw (one run)."""
+    kw.setdefault("n_restarts", 0)
     return SparseSpectrumGPRegressor(p, max_iter=0, n_frequency_draws=1, random_state=seed,
                                      normalize_y=normalize_y, **kw).fit(X, y)
 
@@ -305,7 +307,7 @@ def test_sample_y_draws_from_the_predictive_distribution(mean_and_se, assert_wit
 
 def test_log_marginal_likelihood_layout_and_gradient():
     X, y = _data(n=50, D=2, seed=9)
-    m = SparseSpectrumGPRegressor(6, random_state=0, max_iter=50, optimize_frequencies=True)
+    m = SparseSpectrumGPRegressor(6, n_restarts=0, random_state=0, max_iter=50, optimize_frequencies=True)
     with pytest.warns(ConvergenceWarning):  # 50 iterations over 2 + 2 + 12 parameters
         m.fit(X, y)
     assert m.log_marginal_likelihood() == m.log_marginal_likelihood_value_
@@ -323,10 +325,32 @@ def test_log_marginal_likelihood_layout_and_gradient():
 
 
 # -------------------------------------------------------------------- fit
+def test_auto_restarts_follow_the_budget_and_equal_the_explicit_count():
+    from mondrian.gp.ssgp import AUTO_MAX_RESTARTS, RESTART_BUDGET, auto_restarts
+    # min(AUTO_MAX_RESTARTS, RESTART_BUDGET // (n p^2)): Abalone's 2927 rows
+    # at p = 16, 32, 64, and the default p = 100 around 300 rows.
+    assert (RESTART_BUDGET, AUTO_MAX_RESTARTS) == (3e6, 4)
+    assert [auto_restarts(2927, p) for p in (16, 32, 64)] == [4, 1, 0]
+    assert (auto_restarts(300, 100), auto_restarts(301, 100), auto_restarts(10, 1)) == (1, 0, 4)
+    X, y = _data(n=60, D=2, seed=4)
+    auto = SparseSpectrumGPRegressor(6, random_state=2, max_iter=30).fit(X, y)
+    assert auto.n_restarts_ == auto_restarts(60, 6) == 4
+    assert auto.nlml_restarts_.shape == (5,)
+    explicit = SparseSpectrumGPRegressor(6, n_restarts=4, random_state=2, max_iter=30).fit(X, y)
+    np.testing.assert_array_equal(auto.theta_, explicit.theta_)
+    np.testing.assert_array_equal(auto.nlml_restarts_, explicit.nlml_restarts_)
+    # The kept run is the first with the lowest final NLML.
+    assert -auto.log_marginal_likelihood_value_ == pytest.approx(auto.nlml_restarts_.min())
+    # At the default p on more rows than the budget allows: one run.
+    Xb, yb = _data(n=320, D=2, seed=5)
+    one = SparseSpectrumGPRegressor(random_state=0, max_iter=5).fit(Xb, yb)
+    assert one.n_restarts_ == 0 and one.nlml_restarts_.shape == (1,)
+
+
 def test_fit_decreases_nlml_and_reaches_a_stationary_point():
     X, y = _data(n=80, D=2, seed=10)
     m0 = _fixed_model(X, y, p=10, seed=1)
-    m = SparseSpectrumGPRegressor(10, random_state=1, n_frequency_draws=1,
+    m = SparseSpectrumGPRegressor(10, n_restarts=0, random_state=1, n_frequency_draws=1,
                                   optimize_frequencies=False, tol=1e-12).fit(X, y)
     # same draw (same seed, one draw), then trained: the evidence rises
     np.testing.assert_array_equal(m.spectral_points_, m0.spectral_points_)
@@ -337,7 +361,7 @@ def test_fit_decreases_nlml_and_reaches_a_stationary_point():
     _, grad = m.log_marginal_likelihood(m.theta_, eval_gradient=True)
     assert np.all(np.abs(grad[inside]) < 1e-3)
     # The default tol stops earlier, within a hair of the same evidence.
-    quick = SparseSpectrumGPRegressor(10, random_state=1, n_frequency_draws=1).fit(X, y)
+    quick = SparseSpectrumGPRegressor(10, n_restarts=0, random_state=1, n_frequency_draws=1).fit(X, y)
     assert quick.n_iter_ <= m.n_iter_
     assert quick.log_marginal_likelihood_value_ == pytest.approx(
         m.log_marginal_likelihood_value_, rel=1e-3)
@@ -350,7 +374,7 @@ def test_the_race_keeps_the_draw_lowest_after_its_iterations(monkeypatch):
     # ε is the draw whose race ends lowest.
     monkeypatch.setattr(ssgp_module, "RACE_ROWS", 40)
     X, y = _data(n=60, D=2, seed=21)
-    m = SparseSpectrumGPRegressor(5, n_frequency_draws=4, race_iterations=3,
+    m = SparseSpectrumGPRegressor(5, n_restarts=0, n_frequency_draws=4, race_iterations=3,
                                   random_state=7).fit(X, y)
     stream = np.random.default_rng(7).spawn(1)[0]
     rows = np.sort(stream.choice(60, 40, replace=False))
@@ -370,14 +394,14 @@ def test_the_race_keeps_the_draw_lowest_after_its_iterations(monkeypatch):
     np.testing.assert_array_equal(m.spectral_points_, draws[int(np.argmin(values))])
     # The race threads do not change the result.
     monkeypatch.setattr(ssgp_module, "available_cores", lambda: 1)
-    one = SparseSpectrumGPRegressor(5, n_frequency_draws=4, race_iterations=3,
+    one = SparseSpectrumGPRegressor(5, n_restarts=0, n_frequency_draws=4, race_iterations=3,
                                     random_state=7).fit(X, y)
     np.testing.assert_array_equal(one.theta_, m.theta_)
 
 
 def test_without_a_race_the_draws_are_ranked_at_the_start():
     X, y = _data(n=60, D=2, seed=22)
-    m = SparseSpectrumGPRegressor(5, n_frequency_draws=4, race_iterations=0,
+    m = SparseSpectrumGPRegressor(5, n_restarts=0, n_frequency_draws=4, race_iterations=0,
                                   random_state=8).fit(X, y)
     stream = np.random.default_rng(8).spawn(1)[0]
     draws = [stream.standard_normal((5, 2)) for _ in range(4)]
@@ -440,7 +464,7 @@ def test_restarts_keep_the_best_run_and_fit_is_reproducible():
 def test_best_of_frequency_draws_is_the_lowest_nlml():
     X, y = _data(n=50, D=2, seed=12)
     m = _fixed_model(X, y, p=4, seed=0)
-    best = SparseSpectrumGPRegressor(4, max_iter=0, n_frequency_draws=20,
+    best = SparseSpectrumGPRegressor(4, n_restarts=0, max_iter=0, n_frequency_draws=20,
                                      random_state=0).fit(X, y)
     # the first draw of the same stream is among the 20 candidates
     assert best.log_marginal_likelihood_value_ >= m.log_marginal_likelihood_value_
@@ -591,6 +615,8 @@ def test_ssgp_approaches_the_exact_gp_at_the_monte_carlo_rate():
     (dict(noise_variance=np.nan), ValueError, "noise_variance"),
     (dict(noise_variance=1e-9), ValueError, "noise_variance"),
     (dict(n_restarts=-1), ValueError, "n_restarts"),
+    (dict(n_restarts="many"), ValueError, "n_restarts"),
+    (dict(n_restarts=1.5), TypeError, "n_restarts"),
     (dict(n_frequency_draws=0), ValueError, "n_frequency_draws"),
     (dict(race_iterations=-1), ValueError, "race_iterations"),
     (dict(race_iterations=2.5), TypeError, "race_iterations"),
@@ -685,7 +711,7 @@ def test_starting_draws_are_ranked_on_a_subset_of_rows(monkeypatch):
     rng = np.random.default_rng(3)
     X = rng.standard_normal((100, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(100)
-    model = SparseSpectrumGPRegressor(n_components=6, n_frequency_draws=5, max_iter=0,
+    model = SparseSpectrumGPRegressor(n_restarts=0, n_components=6, n_frequency_draws=5, max_iter=0,
                                       random_state=7).fit(X, y)
     yn = (y - y.mean()) / y.std()
     theta0 = initial_theta(X, yn)
@@ -727,7 +753,7 @@ def test_subsample_then_newton_reaches_the_full_data_optimum():
     from scipy.optimize import minimize
     from mondrian.gp.ssgp import _nlml
     X, y = _subsample_data()
-    m = SparseSpectrumGPRegressor(16, subsample=300, random_state=0).fit(X, y)
+    m = SparseSpectrumGPRegressor(16, n_restarts=0, subsample=300, random_state=0).fit(X, y)
     assert m.subsample_rows_ == 300 and m.n_refine_steps_ >= 1
     assert m.subsample_levels_ == [300, 1200, 3000]
     yn, eps = m.y_train_, m.spectral_points_

@@ -117,6 +117,26 @@ DRAW_ROWS = 20_000
 #: took twice as long at p = 64.
 RACE_ROWS = 1000
 
+#: ``n_restarts='auto'``: min(AUTO_MAX_RESTARTS, ⌊RESTART_BUDGET / (n p²)⌋)
+#: further runs, n p² being the leading cost of one NLML evaluation: the
+#: runs are kept where they are cheap, and where few spectral points make
+#: one run's result depend most on its draw.  On Abalone (2927 rows, seeds
+#: 0-29, ``python asv_bench/ssgp_abalone.py --seeds 30 --restarts 0 4``)
+#: four further runs took the fits with test RMSE above 1.96 from 14 to 4
+#: of 30 at p = 16 (mean 1.958 -> 1.949, median time 0.28 -> 0.91 s), from
+#: 3 to 1 at p = 32 (1.71 s), and none at p = 64 (2 -> 2, 2.8 s); the
+#: budget gives 4, 1 and 0 there, and none at the default p = 100 on more
+#: than 300 rows.
+RESTART_BUDGET = 3e6
+AUTO_MAX_RESTARTS = 4
+
+
+def auto_restarts(n_rows: int, p: int) -> int:
+    """The further runs of ``n_restarts='auto'`` for n_rows rows and p
+    spectral points (:data:`RESTART_BUDGET`, :data:`AUTO_MAX_RESTARTS`)."""
+    return int(min(AUTO_MAX_RESTARTS, RESTART_BUDGET // (float(n_rows) * p * p)))
+
+
 #: ``subsample='auto'``: above ``SUBSAMPLE_FACTOR * SUBSAMPLE_ROWS`` rows (and
 #: with the spectral points fixed) the hyperparameters are first trained on
 #: ``SUBSAMPLE_ROWS`` random rows, then refined on all rows by Newton steps
@@ -672,8 +692,13 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         kept falling over 1000 L-BFGS-B iterations while the test RMSE rose
         from 1.95 (iteration 25) to 2.03; with ε fixed the fit stops after
         about 100 iterations at a test RMSE of 1.93-1.97.
-    n_restarts : int, default=0
-        Additional optimisation runs, each from a fresh frequency draw.
+    n_restarts : int or 'auto', default='auto'
+        Additional optimisation runs, each from fresh frequency draws; the
+        run with the lowest final NLML is kept.  'auto': as many (at most
+        :data:`AUTO_MAX_RESTARTS`) as fit in :data:`RESTART_BUDGET` / (n p²)
+        (:func:`auto_restarts`): 4 at p = 16 and 1 at p = 32 on Abalone's
+        2927 rows, none at p = 64 nor at the default p = 100 above 300
+        rows; the number used is ``n_restarts_``.
     n_frequency_draws : int, default=10
         Draws of ε per run, of which one is optimised: the winner of the
         race (``race_iterations``), or with ``race_iterations=0`` the one
@@ -770,8 +795,11 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     log_marginal_likelihood_value_ : float
         Log marginal likelihood (-NLML) of the (normalised) training targets
         at the fitted parameters.
-    nlml_restarts_ : ndarray of shape (n_restarts + 1,)
-        Final NLML of every run.
+    n_restarts_ : int
+        The further runs made (``n_restarts`` resolved).
+    nlml_restarts_ : ndarray of shape (n_runs,)
+        Final NLML of every run (``n_restarts_`` + 1 of them); the first
+        lowest is the run kept.
     n_iter_ : int
         L-BFGS-B iterations of the run kept (on all its rows, after its
         race), plus the Newton steps of every later stage when a subsample
@@ -827,7 +855,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_components: int = 100, *, length_scale=None,
                  signal_variance: float | None = None, noise_variance: float | None = None,
-                 optimize_frequencies: bool = False, n_restarts: int = 0,
+                 optimize_frequencies: bool = False, n_restarts: int | str = "auto",
                  n_frequency_draws: int = 10, race_iterations: int = 10,
                  normalize_y: bool = True, tol: float = 1e-6,
                  max_iter: int = 1000, subsample="auto", block_size: int | None = None,
@@ -864,7 +892,13 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         """
         p = check_int(self.n_components, "n_components")
         optimize_eps = check_bool(self.optimize_frequencies, "optimize_frequencies")
-        n_restarts = check_int(self.n_restarts, "n_restarts", minimum=0)
+        if isinstance(self.n_restarts, str):
+            if self.n_restarts != "auto":
+                raise ValueError(f"n_restarts must be 'auto' or an integer >= 0, got "
+                                 f"{self.n_restarts!r}")
+            n_restarts = None  # resolved once the rows are known
+        else:
+            n_restarts = check_int(self.n_restarts, "n_restarts", minimum=0)
         n_draws = check_int(self.n_frequency_draws, "n_frequency_draws")
         race_iters = check_int(self.race_iterations, "race_iterations", minimum=0)
         normalize_y = check_bool(self.normalize_y, "normalize_y")
@@ -897,6 +931,9 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         lo, hi = np.log(HYPERPARAMETER_BOUNDS)
         bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
         m = self._subsample_rows(n, optimize_eps)
+        if n_restarts is None:
+            n_restarts = auto_restarts(n, p)
+        self.n_restarts_ = n_restarts
         streams = rng.spawn(n_restarts + 1)
         # The runs train on Xr, yr: all rows, or m rows drawn from a stream
         # spawned after the runs' own (so that without a subsample every
