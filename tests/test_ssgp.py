@@ -341,6 +341,12 @@ def test_auto_restarts_follow_the_budget_and_equal_the_explicit_count():
     np.testing.assert_array_equal(auto.nlml_restarts_, explicit.nlml_restarts_)
     # The kept run is the first with the lowest final NLML.
     assert -auto.log_marginal_likelihood_value_ == pytest.approx(auto.nlml_restarts_.min())
+    # Trained spectral points: one run (the lowest NLML would be the most
+    # overfitted).
+    with pytest.warns(ConvergenceWarning):  # 2 iterations over 2 + 2 + 12 parameters
+        trained = SparseSpectrumGPRegressor(6, random_state=2, max_iter=2,
+                                            optimize_frequencies=True).fit(X, y)
+    assert trained.n_restarts_ == 0
     # At the default p on more rows than the budget allows: one run.
     Xb, yb = _data(n=320, D=2, seed=5)
     one = SparseSpectrumGPRegressor(random_state=0, max_iter=5).fit(Xb, yb)

@@ -17,8 +17,9 @@ with the exact GP as the reference line.
   on the training inputs and shared by every p.
 * "RMSE per iteration": after every L-BFGS-B iteration (the regressor's
   ``callback``) of the run the regressor keeps (its defaults make 4 and 1
-  further runs at p = 16 and 32 here, ``n_restarts='auto'``, and keep the
-  lowest final NLML) the current model predicts the test set; its RMSE and
+  further runs at p = 16 and 32 here, none with ``--optimize-frequencies``:
+  ``n_restarts='auto'``; the lowest final NLML is kept) the current model
+  predicts the test set; its RMSE and
   negative log predictive density NLPD = mean −log N(y*; μ*, σ*²) (σ*²
   with the noise) are recorded.  The last iteration's values are the final
   RMSE and NLPD.

@@ -698,7 +698,9 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         :data:`AUTO_MAX_RESTARTS`) as fit in :data:`RESTART_BUDGET` / (n p²)
         (:func:`auto_restarts`): 4 at p = 16 and 1 at p = 32 on Abalone's
         2927 rows, none at p = 64 nor at the default p = 100 above 300
-        rows; the number used is ``n_restarts_``.
+        rows, and none with ``optimize_frequencies`` (trained spectral
+        points overfit as the NLML falls, so the lowest-NLML run is not the
+        one to keep); the number used is ``n_restarts_``.
     n_frequency_draws : int, default=10
         Draws of ε per run, of which one is optimised: the winner of the
         race (``race_iterations``), or with ``race_iterations=0`` the one
@@ -932,7 +934,10 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         bounds = [(lo, hi)] * (D + 2) + ([(None, None)] * (p * D) if optimize_eps else [])
         m = self._subsample_rows(n, optimize_eps)
         if n_restarts is None:
-            n_restarts = auto_restarts(n, p)
+            # Trained spectral points overfit as the NLML falls (see
+            # optimize_frequencies): the lowest-NLML run is not the one to
+            # keep, and each run takes up to max_iter iterations.
+            n_restarts = 0 if optimize_eps else auto_restarts(n, p)
         self.n_restarts_ = n_restarts
         streams = rng.spawn(n_restarts + 1)
         # The runs train on Xr, yr: all rows, or m rows drawn from a stream
