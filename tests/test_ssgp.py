@@ -307,7 +307,8 @@ def test_sample_y_draws_from_the_predictive_distribution(mean_and_se, assert_wit
 
 def test_log_marginal_likelihood_layout_and_gradient():
     X, y = _data(n=50, D=2, seed=9)
-    m = SparseSpectrumGPRegressor(6, n_restarts=0, random_state=0, max_iter=50, optimize_frequencies=True)
+    m = SparseSpectrumGPRegressor(6, n_restarts=0, random_state=0, max_iter=50,
+                                  optimize_frequencies=True)
     with pytest.warns(ConvergenceWarning):  # 50 iterations over 2 + 2 + 12 parameters
         m.fit(X, y)
     assert m.log_marginal_likelihood() == m.log_marginal_likelihood_value_
@@ -367,7 +368,8 @@ def test_fit_decreases_nlml_and_reaches_a_stationary_point():
     _, grad = m.log_marginal_likelihood(m.theta_, eval_gradient=True)
     assert np.all(np.abs(grad[inside]) < 1e-3)
     # The default tol stops earlier, within a hair of the same evidence.
-    quick = SparseSpectrumGPRegressor(10, n_restarts=0, random_state=1, n_frequency_draws=1).fit(X, y)
+    quick = SparseSpectrumGPRegressor(10, n_restarts=0, random_state=1,
+                                      n_frequency_draws=1).fit(X, y)
     assert quick.n_iter_ <= m.n_iter_
     assert quick.log_marginal_likelihood_value_ == pytest.approx(
         m.log_marginal_likelihood_value_, rel=1e-3)

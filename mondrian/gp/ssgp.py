@@ -989,7 +989,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             def trained(eps):
                 short = _Run(Xd, yd, yyd, eps, optimize_eps, block_size)
                 res = minimize(short.fun, short.pack(theta0, eps), jac=True, method="L-BFGS-B",
-                               bounds=bounds, options={"maxiter": min(race_iters, max_iter), "ftol": tol})
+                               bounds=bounds,
+                               options={"maxiter": min(race_iters, max_iter), "ftol": tol})
                 return float(res.fun), res.x
 
             if race_threads > 1:

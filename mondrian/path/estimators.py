@@ -134,9 +134,14 @@ AUTO_DUAL_TREE_BUDGET = 2_500_000
 AUTO_DUAL_MAX_TREES = 8000
 
 
+def _trees_in_budget(n_points: int, budget: int, cap: int) -> int:
+    """The trees a budget of N·M allows on n_points points, at most cap."""
+    return int(min(cap, budget // max(n_points, 1)))
+
+
 def auto_dual_trees_wide(n_points: int) -> int:
     """Trees of the dual's second search (see :data:`AUTO_DUAL_TREE_BUDGET`)."""
-    return int(min(AUTO_DUAL_MAX_TREES, AUTO_DUAL_TREE_BUDGET // max(n_points, 1)))
+    return _trees_in_budget(n_points, AUTO_DUAL_TREE_BUDGET, AUTO_DUAL_MAX_TREES)
 
 
 def tree_sensitivity(labels: np.ndarray, y: np.ndarray, alpha: float,
@@ -1004,7 +1009,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             # More trees where the kernel estimate's Monte-Carlo error still
             # shows (low-noise data): measured on the pilot, at its selection.
             gain = _selection_sensitivity(scorer, pilot_features, lifetime, alpha, n_jobs)
-            wide = int(min(AUTO_MAX_TREES, AUTO_TREE_BUDGET_WIDE // max(X_all.shape[0], 1)))
+            wide = _trees_in_budget(X_all.shape[0], AUTO_TREE_BUDGET_WIDE, AUTO_MAX_TREES)
             trees.update(sensitivity=gain)
             if gain > TREE_GAIN and wide > n_trees:
                 # The ladder ranks (λ, α) on the final count too: with fewer
