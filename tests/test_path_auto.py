@@ -45,6 +45,21 @@ def test_label_kernel_equals_phi_phi_t(forest):
         np.testing.assert_allclose(K_cross, K[rows], rtol=0, atol=1e-15)
     assert np.all(np.diag(K) == 1.0)
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_label_kernel_counts_across_chunks_and_blocks(n_jobs):
+    # The C kernel compares 4096 trees per pass and 32 rows of b per block:
+    # 9000 trees (two full chunks and a partial one) and 70 / 45 rows (full
+    # and partial blocks) must still give every count exactly.
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 3, size=(70, 9000)).astype(np.uint16)
+    b = rng.integers(0, 3, size=(45, 9000)).astype(np.uint16)
+    K = mondrian_kernel_matrix(a, n_jobs=n_jobs)
+    np.testing.assert_array_equal(K, (a[:, None, :] == a[None, :, :]).sum(-1) * (1.0 / 9000))
+    K_cross = mondrian_kernel_matrix(a, b, n_jobs=n_jobs)
+    np.testing.assert_array_equal(
+        K_cross, (a[:, None, :] == b[None, :, :]).sum(-1) * (1.0 / 9000))
+
+
 
 def test_dual_ridge_formulas_equal_direct_solves(forest):
     _, y, mf = forest
@@ -624,9 +639,33 @@ def test_auto_trees_double_when_half_forests_are_worse(monkeypatch):
     assert fixed.n_trees_ == 30 and fixed.path_["trees"]["sensitivity"] is None
 
 
+def test_auto_dual_trees_wide_scales_with_the_measured_excess(monkeypatch):
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET", 2_500_000)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_MAX_TREES", 8000)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET_HIGH", 10_000_000)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_HIGH_MAX_TREES", 32768)
+    monkeypatch.setattr(path_estimators, "TREE_EXCESS", 0.02)
+    wide = path_estimators.auto_dual_trees_wide
+    # Without a measurement (or an excess of zero): the base budget.
+    assert wide(1000) == wide(1000, 0.0) == 2500
+    assert wide(250) == 8000
+    # M = first·s/TREE_EXCESS trees where that is more than the base ...
+    assert wide(1000, 0.1) == 5000
+    assert wide(1000, 0.1, first=500) == 2500
+    assert wide(400, 0.3) == 15000
+    # ... within N·M <= 10^7 and 32768 trees ...
+    assert wide(1000, 0.5) == 10000
+    assert wide(100, 2.0) == 32768
+    assert wide(1000, np.inf) == 10000
+    # ... and never fewer than the base budget.
+    assert wide(1000, 0.01) == 2500
+    assert wide(1500, 0.03) == 1666
+
+
 def test_dual_searches_again_on_more_trees_when_half_forests_are_worse(monkeypatch):
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREES", 20)
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET", 150 * 60)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET_HIGH", 150 * 90)
     X, y = _data(n=150, d=3, seed=15, noise=0.01)
     model = MondrianKernelRidgeCV(random_state=0).fit(X, y)
     trees = model.path_["trees"]
@@ -639,10 +678,15 @@ def test_dual_searches_again_on_more_trees_when_half_forests_are_worse(monkeypat
     assert trees["sensitivity"] == pytest.approx(path_estimators.tree_sensitivity(
         cell_labels(first.features_, first.lifetime_), yc, first.alpha_), rel=1e-9)
     # Low noise: half the trees are clearly worse, so the search ran again
-    # on the budget's forest, from the same scale.
-    assert trees["sensitivity"] > path_estimators.TREE_GAIN
-    assert trees["first"] == 20 and trees["final"] == model.n_trees_ == 60
-    assert model.features_.n_trees == 60
+    # on a larger forest, from the same scale: as many trees as bring the
+    # expected excess to TREE_EXCESS (20·s/0.02 here), within the high budget
+    # (90 trees on 150 points).
+    s = trees["sensitivity"]
+    assert s > path_estimators.TREE_GAIN
+    final = max(60, min(int(np.ceil(20 * s / path_estimators.TREE_EXCESS)), 90))
+    assert final > 60
+    assert trees["first"] == 20 and trees["final"] == model.n_trees_ == final
+    assert model.features_.n_trees == final
     assert model.path_["scale"] == first.path_["scale"]
     # The weights are exact kernel ridge on the final forest at (λ̂, α̂).
     Phi = model.features_.training_features(model.lifetime_).toarray()

@@ -1,6 +1,8 @@
 /* dual.c -- the Mondrian kernel matrix from cell labels (see dual.h). */
 #include "dual.h"
 
+#include <string.h>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -33,22 +35,42 @@ static uint16_t count1(const uint16_t *restrict x, const uint16_t *restrict y, s
     return c;
 }
 
-/* Row i of K against rows [j0, n_b) of b. */
-static void kernel_row(const uint16_t *x, const uint16_t *b, size_t j0, size_t n_b,
-                       size_t n_trees, double scale, double *row)
+/* Trees compared per pass (8 KB of labels per row) and rows of b per block
+ * (32 rows, 256 KB: a block stays in a core's L2 cache while every row of a
+ * is compared with it).  Comparing each row of a with all rows of b over
+ * all trees at once read the whole label matrix once per row of a, from
+ * the L3 cache or memory (N²M bytes in all); by blocks, N²M/(2·32) bytes. */
+#define MT_LABEL_CHUNK 4096
+#define MT_LABEL_BLOCK 32
+
+/* On x86-64 with glibc, GCC compiles the comparisons twice, for AVX2 (16
+ * labels per instruction) and for the baseline (SSE2, 8), and the loader
+ * picks one for the machine (an ifunc).  The counts are the same integers
+ * either way. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+#define MT_LABEL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MT_LABEL_CLONES
+#endif
+
+/* Add the equal labels of row x with rows [j0, j1) of b, over `len` trees
+ * from the chunk's first (b's rows are `stride` labels apart), to row[j]. */
+MT_LABEL_CLONES
+static void count_block(const uint16_t *x, const uint16_t *b, size_t stride, size_t j0,
+                        size_t j1, size_t len, double *row)
 {
     uint16_t c[4];
     size_t j = j0;
-    for (; j + 3 < n_b; j += 4) {
-        count4(x, b + j * n_trees, b + (j + 1) * n_trees, b + (j + 2) * n_trees,
-               b + (j + 3) * n_trees, n_trees, c);
-        row[j] = scale * c[0];
-        row[j + 1] = scale * c[1];
-        row[j + 2] = scale * c[2];
-        row[j + 3] = scale * c[3];
+    for (; j + 3 < j1; j += 4) {
+        count4(x, b + j * stride, b + (j + 1) * stride, b + (j + 2) * stride,
+               b + (j + 3) * stride, len, c);
+        row[j] += c[0];
+        row[j + 1] += c[1];
+        row[j + 2] += c[2];
+        row[j + 3] += c[3];
     }
-    for (; j < n_b; ++j) {
-        row[j] = scale * count1(x, b + j * n_trees, n_trees);
+    for (; j < j1; ++j) {
+        row[j] += count1(x, b + j * stride, len);
     }
 }
 
@@ -67,16 +89,34 @@ int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b
     if (mt_mul_size(n_a, n_b, &total) != MT_OK) {
         return MT_ERR_OVERFLOW;
     }
-    ptrdiff_t rows = (ptrdiff_t)n_a;
+    const size_t n_blocks = (n_b + MT_LABEL_BLOCK - 1) / MT_LABEL_BLOCK;
+    const ptrdiff_t blocks = (ptrdiff_t)n_blocks;
     (void)n_threads;
-    /* Rows of the upper triangle shrink: hand them out in small chunks. */
+    /* Exact integer counts accumulate in K (doubles hold them exactly),
+     * chunk after chunk; the same numbers for any thread count. */
+    memset(K, 0, total * sizeof(double));
+    for (size_t t0 = 0; t0 < n_trees; t0 += MT_LABEL_CHUNK) {
+        const size_t len = n_trees - t0 < MT_LABEL_CHUNK ? n_trees - t0 : MT_LABEL_CHUNK;
+        /* Each thread owns the columns of its blocks of b.  In the symmetric
+         * case block q meets the rows of a up to its end (the upper
+         * triangle): the last blocks are the largest, so they go first. */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 4) num_threads(n_threads > 0 ? n_threads : 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
 #endif
-    for (ptrdiff_t i = 0; i < rows; ++i) {
-        size_t r = (size_t)i;
-        kernel_row(a + r * n_trees, b, symmetric ? r : 0, n_b, n_trees, scale,
-                   K + r * n_b);
+        for (ptrdiff_t q = 0; q < blocks; ++q) {
+            const size_t blk = symmetric ? n_blocks - 1 - (size_t)q : (size_t)q;
+            const size_t j0 = blk * MT_LABEL_BLOCK;
+            const size_t j1 = j0 + MT_LABEL_BLOCK < n_b ? j0 + MT_LABEL_BLOCK : n_b;
+            const size_t i_end = symmetric ? j1 : n_a;
+            for (size_t i = 0; i < i_end; ++i) {
+                size_t from = symmetric && i > j0 ? i : j0;
+                count_block(a + i * n_trees + t0, b + t0, n_trees, from, j1, len,
+                            K + i * n_b);
+            }
+        }
+    }
+    for (size_t k = 0; k < total; ++k) {
+        K[k] *= scale;
     }
     if (symmetric) {
         for (size_t i = 0; i < n_a; ++i) {
