@@ -61,7 +61,8 @@ from .search import LifetimeSearch, lifetime_scale, search_lifetime
 
 __all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_COLUMNS",
            "AUTO_DUAL_ROWS", "AUTO_DUAL_TREES", "AUTO_PATH_TREES", "AUTO_TREE_BUDGET",
-           "AUTO_DUAL_TREE_BUDGET", "AUTO_DUAL_MAX_TREES",
+           "AUTO_DUAL_TREE_BUDGET", "AUTO_DUAL_MAX_TREES", "AUTO_DUAL_TREE_BUDGET_HIGH",
+           "AUTO_DUAL_HIGH_MAX_TREES", "TREE_EXCESS", "auto_dual_trees_wide",
            "auto_path_trees", "tree_sensitivity", "TREE_GAIN", "AUTO_TREE_BUDGET_WIDE",
            "AUTO_MAX_TREES"]
 
@@ -139,9 +140,31 @@ def _trees_in_budget(n_points: int, budget: int, cap: int) -> int:
     return int(min(cap, budget // max(n_points, 1)))
 
 
-def auto_dual_trees_wide(n_points: int) -> int:
-    """Trees of the dual's second search (see :data:`AUTO_DUAL_TREE_BUDGET`)."""
-    return _trees_in_budget(n_points, AUTO_DUAL_TREE_BUDGET, AUTO_DUAL_MAX_TREES)
+#: Where the measured Monte-Carlo error is larger, the dual's second search
+#: takes as many trees as bring the expected excess down to this fraction:
+#: under e(M) ≈ e∞(1 + c/M), half forests of M₁ trees exceed the whole by
+#: s ≈ c/M₁ (:func:`tree_sensitivity`), so M = M₁·s/TREE_EXCESS trees leave
+#: an excess of TREE_EXCESS -- within :data:`AUTO_DUAL_TREE_BUDGET_HIGH` of
+#: N·M and at most :data:`AUTO_DUAL_HIGH_MAX_TREES` trees.
+TREE_EXCESS = 0.02
+AUTO_DUAL_TREE_BUDGET_HIGH = 10_000_000
+AUTO_DUAL_HIGH_MAX_TREES = 32768
+
+
+def auto_dual_trees_wide(n_points: int, sensitivity: float = 0.0,
+                         first: int = AUTO_DUAL_TREES) -> int:
+    """Trees of the dual's second search: :data:`AUTO_DUAL_TREE_BUDGET`/N
+    (at most :data:`AUTO_DUAL_MAX_TREES`), or more where the half forests
+    of the ``first`` search's trees lost ``sensitivity`` (relative RMSE
+    excess): ⌈first·sensitivity/:data:`TREE_EXCESS`⌉, at most
+    :data:`AUTO_DUAL_TREE_BUDGET_HIGH`/N and
+    :data:`AUTO_DUAL_HIGH_MAX_TREES`."""
+    base = _trees_in_budget(n_points, AUTO_DUAL_TREE_BUDGET, AUTO_DUAL_MAX_TREES)
+    if not sensitivity > 0.0:
+        return base
+    wanted = int(np.ceil(first * min(float(sensitivity), 1e3) / TREE_EXCESS))
+    high = _trees_in_budget(n_points, AUTO_DUAL_TREE_BUDGET_HIGH, AUTO_DUAL_HIGH_MAX_TREES)
+    return max(base, min(wanted, high))
 
 
 def tree_sensitivity(labels: np.ndarray, y: np.ndarray, alpha: float,
@@ -584,8 +607,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         to :data:`AUTO_DUAL_ROWS` points (the dual with leave-one-out) the
         same measurement at the selection makes the search run again on
         :data:`AUTO_DUAL_TREE_BUDGET`/N trees (at most
-        :data:`AUTO_DUAL_MAX_TREES`).  The count used is ``n_trees_``, the
-        measurement ``path_['trees']``.
+        :data:`AUTO_DUAL_MAX_TREES`), or on more where the measured excess
+        s is larger: 1000·s/:data:`TREE_EXCESS` trees, at most
+        :data:`AUTO_DUAL_TREE_BUDGET_HIGH`/N and
+        :data:`AUTO_DUAL_HIGH_MAX_TREES` (:func:`auto_dual_trees_wide`).
+        The count used is ``n_trees_``, the measurement ``path_['trees']``.
     max_lifetime : float or 'auto', default='auto'
         Terminal lifetime Λ > 0 of the forest.  'auto': λ₀ at first,
         doubled while the validation error (or the evidence) still
@@ -942,13 +968,14 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             p, X_all, y_all, n_given, train, folds, n_trees, split_rng, tree_rng, n_jobs,
             progress)
         trees = dict(first=n_trees, sensitivity=None, final=n_trees)
-        wide = auto_dual_trees_wide(n_given)
-        if p["n_trees"] == "auto" and scorer.method == "loo" and wide > n_trees:
+        if p["n_trees"] == "auto" and scorer.method == "loo" and \
+                auto_dual_trees_wide(n_given, np.inf) > n_trees:
             # More trees where the kernel estimate's Monte-Carlo error still
             # shows (low-noise data), measured at the selection.
             gain = trees["sensitivity"] = _selection_sensitivity(
                 scorer, features, lifetime, alpha, n_jobs)
-            if gain > TREE_GAIN:
+            wide = auto_dual_trees_wide(n_given, gain, n_trees)
+            if gain > TREE_GAIN and wide > n_trees:
                 # The search again on the larger forest (its best width is
                 # smaller: the estimate of a wide kernel is the noisier),
                 # from the same scale.
