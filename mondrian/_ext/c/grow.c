@@ -33,9 +33,14 @@
 #endif
 
 typedef struct {
-    mt_forest tree;  /* one tree, local ids               */
-    mt_index *perm;  /* its point permutation, N entries  */
+    mt_forest tree;  /* one tree, local ids                                 */
+    mt_index *perm;  /* its point permutation, N entries                    */
+    int own_perm;    /* perm is the scratch's own (else the forest's row)   */
 } scratch;
+
+/* Nodes reserved for a tree at first: a tree grown to about the scale of
+ * the data (the path's λ₀) has some 17 leaves, 33 nodes. */
+#define MT_SCRATCH_NODES 64
 
 #define MT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MT_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -227,12 +232,16 @@ static int grow_stack(scratch *s, double *restrict rows, size_t d,
     return MT_OK;
 }
 
-/* Allocate the scratch of one tree for n points (nodes reserved later). */
-static int scratch_init(scratch *s, size_t d, size_t n)
+/* Allocate the scratch of one tree for n points (nodes reserved later).
+ * With `row` (a fit, which replaces the forest's content anyway) the tree's
+ * permutation is grown in place in that row of the forest; an extension
+ * permutes a copy, so that the forest is unchanged if it fails. */
+static int scratch_init(scratch *s, size_t d, size_t n, mt_index *row)
 {
     int status = mt_forest_init(&s->tree, 1, d);
-    s->perm = NULL;
-    if (status != MT_OK) {
+    s->perm = row;
+    s->own_perm = row == NULL;
+    if (status != MT_OK || row != NULL) {
         return status;
     }
     s->perm = malloc(n * sizeof(mt_index)); /* n * 8 fits: the forest holds n */
@@ -242,7 +251,9 @@ static int scratch_init(scratch *s, size_t d, size_t n)
 static void scratch_free(scratch *s)
 {
     mt_forest_free(&s->tree);
-    free(s->perm);
+    if (s->own_perm) {
+        free(s->perm);
+    }
     s->perm = NULL;
 }
 
@@ -253,7 +264,7 @@ static int scratch_fit(scratch *s, double *rows, size_t n, size_t d,
 {
     mt_index root;
     int status;
-    if ((status = mt_forest_reserve_nodes(&s->tree, 32)) != MT_OK ||
+    if ((status = mt_forest_reserve_nodes(&s->tree, MT_SCRATCH_NODES)) != MT_OK ||
         (status = mt_forest_append_node(&s->tree, 0, MT_NONE, 0, (mt_index)n, &root)) != MT_OK) {
         return status;
     }
@@ -271,7 +282,7 @@ static int scratch_load(scratch *s, const mt_forest *f, size_t m)
     const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
     const size_t n = (size_t)(hi - lo), d = f->n_features;
     mt_forest *t = &s->tree;
-    int status = mt_forest_reserve_nodes(t, n < 16 ? 32 : 2 * n);
+    int status = mt_forest_reserve_nodes(t, n < MT_SCRATCH_NODES / 2 ? MT_SCRATCH_NODES : 2 * n);
     if (status != MT_OK) {
         return status;
     }
@@ -333,7 +344,9 @@ static void scratch_store(const scratch *s, mt_forest *f, size_t m)
     memcpy(f->tau + lo, t->tau, n * sizeof(double));
     memcpy(f->lower + (size_t)lo * d, t->lower, n * d * sizeof(double));
     memcpy(f->upper + (size_t)lo * d, t->upper, n * d * sizeof(double));
-    memcpy(mt_forest_perm(f, m), s->perm, f->n_points * sizeof(mt_index));
+    if (s->own_perm) {
+        memcpy(mt_forest_perm(f, m), s->perm, f->n_points * sizeof(mt_index));
+    }
 }
 
 /* Fit (extend == 0) or extend every tree, then pack them into f. */
@@ -375,7 +388,9 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
 #endif
         for (ptrdiff_t m = 0; m < count; ++m) {
             const double *X = f->X;
-            int s = ok ? scratch_init(&trees[m], d, n) : MT_ERR_NOMEM;
+            int s = ok ? scratch_init(&trees[m], d, n,
+                                      extend ? NULL : mt_forest_perm(f, (size_t)m))
+                       : MT_ERR_NOMEM;
             if (s == MT_OK && !extend) {
                 /* the rows in their own order (perm starts as the identity),
                  * in the tree's coordinates for a rotated forest */
