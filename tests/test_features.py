@@ -352,3 +352,22 @@ def test_transform_fast_and_full_validation_agree(rng):
     # Finite entries whose sum overflows take the full path and are accepted.
     huge = np.full((2, 3), 1e308)
     assert mf.transform(huge).shape == (2, mf.n_cells_)
+
+
+def test_spawn_streams_are_the_generators_spawn_and_restore_the_collector():
+    import gc
+
+    from mondrian.features.mondrian import spawn_streams
+
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    for n in (7, 3):  # twice: the parent's counter moves on as with spawn
+        ours = spawn_streams(a, n)
+        theirs = [g.bit_generator for g in b.spawn(n)]
+        assert [g.state for g in ours] == [g.state for g in theirs]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        spawn_streams(a, 2)
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
