@@ -47,31 +47,43 @@ typedef struct {
 #define MT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MT_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* Merge four rows into the box [lo, hi]: they are reduced together before
+ * they meet the running box (updating lo/hi row by row makes every row's
+ * update wait on the previous row's store to the same place). */
+static inline void merge4(const double *restrict r0, const double *restrict r1,
+                          const double *restrict r2, const double *restrict r3, size_t d,
+                          double *restrict lo, double *restrict hi)
+{
+    for (size_t k = 0; k < d; ++k) {
+        double a = MT_MIN(r0[k], r1[k]), b = MT_MIN(r2[k], r3[k]);
+        double p = MT_MAX(r0[k], r1[k]), q = MT_MAX(r2[k], r3[k]);
+        double m = MT_MIN(a, b), x = MT_MAX(p, q);
+        lo[k] = MT_MIN(m, lo[k]);
+        hi[k] = MT_MAX(x, hi[k]);
+    }
+}
+
+static inline void merge1(const double *restrict row, size_t d, double *restrict lo,
+                          double *restrict hi)
+{
+    for (size_t k = 0; k < d; ++k) {
+        lo[k] = MT_MIN(row[k], lo[k]);
+        hi[k] = MT_MAX(row[k], hi[k]);
+    }
+}
+
 /* Merge the rows start..end-1 of `rows` (n x d, row-major) into the box
- * [lo, hi] (a box already holding at least one row).  Four rows are
- * reduced together before they meet the running box: updating lo/hi row by
- * row makes every row's update wait on the previous row's store to the
- * same place. */
+ * [lo, hi] (a box already holding at least one row), four at a time. */
 static void box_merge(const double *restrict rows, size_t d, size_t start, size_t end,
                       double *restrict lo, double *restrict hi)
 {
     size_t i = start;
     for (; i + 4 <= end; i += 4) {
-        const double *r0 = rows + i * d, *r1 = r0 + d, *r2 = r1 + d, *r3 = r2 + d;
-        for (size_t k = 0; k < d; ++k) {
-            double a = MT_MIN(r0[k], r1[k]), b = MT_MIN(r2[k], r3[k]);
-            double p = MT_MAX(r0[k], r1[k]), q = MT_MAX(r2[k], r3[k]);
-            double m = MT_MIN(a, b), x = MT_MAX(p, q);
-            lo[k] = MT_MIN(m, lo[k]);
-            hi[k] = MT_MAX(x, hi[k]);
-        }
+        const double *r0 = rows + i * d;
+        merge4(r0, r0 + d, r0 + 2 * d, r0 + 3 * d, d, lo, hi);
     }
     for (; i < end; ++i) {
-        const double *row = rows + i * d;
-        for (size_t k = 0; k < d; ++k) {
-            lo[k] = MT_MIN(row[k], lo[k]);
-            hi[k] = MT_MAX(row[k], hi[k]);
-        }
+        merge1(rows + i * d, d, lo, hi);
     }
 }
 
@@ -192,22 +204,11 @@ static void gather_box(const double *restrict src, const mt_index *restrict perm
         hi[k] = row[k];
     }
     for (; i + 4 <= end; i += 4) {
-        const double *r0 = src + (size_t)perm[i] * d, *r1 = src + (size_t)perm[i + 1] * d;
-        const double *r2 = src + (size_t)perm[i + 2] * d, *r3 = src + (size_t)perm[i + 3] * d;
-        for (size_t k = 0; k < d; ++k) {
-            double a = MT_MIN(r0[k], r1[k]), b = MT_MIN(r2[k], r3[k]);
-            double p = MT_MAX(r0[k], r1[k]), q = MT_MAX(r2[k], r3[k]);
-            double m = MT_MIN(a, b), x = MT_MAX(p, q);
-            lo[k] = MT_MIN(m, lo[k]);
-            hi[k] = MT_MAX(x, hi[k]);
-        }
+        merge4(src + (size_t)perm[i] * d, src + (size_t)perm[i + 1] * d,
+               src + (size_t)perm[i + 2] * d, src + (size_t)perm[i + 3] * d, d, lo, hi);
     }
     for (; i < end; ++i) {
-        row = src + (size_t)perm[i] * d;
-        for (size_t k = 0; k < d; ++k) {
-            lo[k] = MT_MIN(row[k], lo[k]);
-            hi[k] = MT_MAX(row[k], hi[k]);
-        }
+        merge1(src + (size_t)perm[i] * d, d, lo, hi);
     }
 }
 
