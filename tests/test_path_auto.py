@@ -45,19 +45,54 @@ def test_label_kernel_equals_phi_phi_t(forest):
         np.testing.assert_allclose(K_cross, K[rows], rtol=0, atol=1e-15)
     assert np.all(np.diag(K) == 1.0)
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_label_kernel_counts_across_chunks_and_blocks(n_jobs):
+def test_label_kernel_counts_across_chunks_and_blocks(n_jobs, dtype):
     # The C kernel compares 4096 trees per pass and 32 rows of b per block:
     # 9000 trees (two full chunks and a partial one) and 70 / 45 rows (full
-    # and partial blocks) must still give every count exactly.
+    # and partial blocks, and rows past the last four) must still give every
+    # count exactly -- for 8-bit labels too, whose byte counters are summed
+    # every 128 steps: all-equal rows (the largest counts) included.
     rng = np.random.default_rng(3)
-    a = rng.integers(0, 3, size=(70, 9000)).astype(np.uint16)
-    b = rng.integers(0, 3, size=(45, 9000)).astype(np.uint16)
+    a = rng.integers(0, 3, size=(70, 9000)).astype(dtype)
+    b = rng.integers(0, 3, size=(45, 9000)).astype(dtype)
+    a[:5] = 1
+    b[:3] = 1
     K = mondrian_kernel_matrix(a, n_jobs=n_jobs)
     np.testing.assert_array_equal(K, (a[:, None, :] == a[None, :, :]).sum(-1) * (1.0 / 9000))
+    assert np.all(K[:5, :5] == 1.0)
     K_cross = mondrian_kernel_matrix(a, b, n_jobs=n_jobs)
     np.testing.assert_array_equal(
         K_cross, (a[:, None, :] == b[None, :, :]).sum(-1) * (1.0 / 9000))
+    # Tables of the two widths compare as 16-bit ones.
+    other = np.uint16 if dtype == np.uint8 else np.uint8
+    np.testing.assert_array_equal(mondrian_kernel_matrix(a, b.astype(other), n_jobs=n_jobs),
+                                  K_cross)
+
+
+def test_cell_labels_are_8_bit_while_every_tree_has_at_most_256_cells(forest):
+    X, _, mf = forest
+    small = cell_labels(mf, 0.3)
+    assert small.dtype == np.uint8
+    # Enough cells for some tree to pass 256: 16-bit labels, the same kernel.
+    big = MondrianFeatures(n_trees=4, lifetime=1e3, random_state=0).fit(
+        np.random.default_rng(0).standard_normal((600, 3)))
+    counts = np.diff(big.forest_.active_columns(1e3)[1])
+    assert counts.max() > 256
+    wide = cell_labels(big, 1e3)
+    assert wide.dtype == np.uint16
+    Phi = big.training_features(1e3)
+    np.testing.assert_allclose(mondrian_kernel_matrix(wide), (Phi @ Phi.T).toarray(),
+                               rtol=0, atol=1e-15)
+    # At a lifetime where every tree has at most 256 cells, the 8-bit table
+    # holds the same numbers as a 16-bit one would.
+    lam = 0.5
+    assert np.diff(big.forest_.active_columns(lam)[1]).max() <= 256
+    narrow = cell_labels(big, lam)
+    assert narrow.dtype == np.uint8
+    Phi = big.training_features(lam)
+    np.testing.assert_allclose(mondrian_kernel_matrix(narrow), (Phi @ Phi.T).toarray(),
+                               rtol=0, atol=1e-15)
 
 
 

@@ -14,10 +14,11 @@ from ._status cimport check_status, check_threads
 
 cdef extern from "c/dual.h" nogil:
     int MT_LABEL_MAX_TREES
-    int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b,
-                        size_t n_trees, double scale, double *K, int n_threads)
+    int mt_label_kernel(const void *a, size_t n_a, const void *b, size_t n_b, size_t n_trees,
+                        int width, double scale, double *K, int n_threads)
     int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
-                              const mt_index *col_offset, uint16_t *labels, int n_threads)
+                              const mt_index *col_offset, void *labels, int width,
+                              int n_threads)
 
 __all__ = ["label_kernel", "cell_labels", "symmetric_eigh", "LABEL_MAX_TREES"]
 
@@ -25,51 +26,63 @@ __all__ = ["label_kernel", "cell_labels", "symmetric_eigh", "LABEL_MAX_TREES"]
 LABEL_MAX_TREES = MT_LABEL_MAX_TREES
 
 
-def label_kernel(const uint16_t[:, ::1] A, B=None, double scale=1.0, n_threads=1):
+def label_kernel(A, B=None, double scale=1.0, n_threads=1):
     """K[i, j] = scale · #{m : A[i, m] == B[j, m]} (B=None: B = A, symmetric).
 
-    ``A`` and ``B`` hold one row of per-tree cell labels per point.
+    ``A`` and ``B`` hold one row of per-tree cell labels per point: C-ordered
+    uint16, or uint8 (both of the same type).
     """
-    cdef const uint16_t[:, ::1] Bv
-    cdef const uint16_t *pb = NULL
+    A = np.asarray(A)
+    if A.dtype not in (np.uint8, np.uint16) or A.ndim != 2 or not A.flags.c_contiguous:
+        raise TypeError(f"A must be a C-contiguous 2-d uint8 or uint16 array, got "
+                        f"{A.dtype} with shape {A.shape}")
     cdef size_t n_a = A.shape[0], n_b = A.shape[0], m = A.shape[1]
+    cdef int width = A.dtype.itemsize
     if B is not None:
-        Bv = B
-        if <size_t>Bv.shape[1] != m:
-            raise ValueError(f"B has {Bv.shape[1]} trees, A has {m}")
-        n_b = Bv.shape[0]
-        if n_b > 0:
-            pb = &Bv[0, 0]
+        B = np.asarray(B)
+        if B.dtype != A.dtype or B.ndim != 2 or not B.flags.c_contiguous:
+            raise TypeError(f"B must be a C-contiguous 2-d {A.dtype} array like A, got "
+                            f"{B.dtype} with shape {B.shape}")
+        if <size_t>B.shape[1] != m:
+            raise ValueError(f"B has {B.shape[1]} trees, A has {m}")
+        n_b = B.shape[0]
     K = np.empty((n_a, n_b), dtype=np.float64)
     if n_a == 0 or n_b == 0:
         return K
+    cdef const void *pa = <const void *><size_t>A.ctypes.data
+    cdef const void *pb = NULL
+    if B is not None:
+        pb = <const void *><size_t>B.ctypes.data
     cdef double[:, ::1] Kv = K
     cdef int status
     cdef int nt = check_threads(n_threads)
     with nogil:
-        status = mt_label_kernel(&A[0, 0], n_a, pb, n_b, m, scale, &Kv[0, 0], nt)
+        status = mt_label_kernel(pa, n_a, pb, n_b, m, width, scale, &Kv[0, 0], nt)
         mt_threads_release()
     check_status(status, "label_kernel", arg=f"need 1 to {MT_LABEL_MAX_TREES} trees")
     return K
 
 
 def cell_labels(Forest forest, double lifetime, n_threads=1):
-    """(N, M) uint16 table: the cell of each training point in each tree at
-    ``lifetime``, numbered within the tree (``c/dual.h``)."""
+    """(N, M) table: the cell of each training point in each tree at
+    ``lifetime``, numbered within the tree (``c/dual.h``): uint8 when no
+    tree has more than 256 cells there (the kernel then compares twice the
+    trees per instruction), else uint16."""
     col_of_node, col_offset = forest.active_columns(lifetime)
     cdef const mt_index[::1] cn = np.ascontiguousarray(col_of_node)
     cdef const mt_index[::1] co = col_offset
     cdef size_t n = forest.f.n_points, m = forest.f.n_trees
-    labels = np.empty((n, m), dtype=np.uint16)
+    cdef int width = 1 if np.max(np.diff(col_offset)) <= 256 else 2
+    labels = np.empty((n, m), dtype=np.uint8 if width == 1 else np.uint16)
     if n == 0:
         return labels
-    cdef uint16_t[:, ::1] lv = labels
+    cdef void *pl = <void *><size_t>labels.ctypes.data
     cdef int status
     cdef int nt = check_threads(n_threads)
     forest._begin_read()
     try:
         with nogil:
-            status = mt_forest_cell_labels(&forest.f, &cn[0], &co[0], &lv[0, 0], nt)
+            status = mt_forest_cell_labels(&forest.f, &cn[0], &co[0], pl, width, nt)
             mt_threads_release()
     finally:
         forest._end_read()

@@ -3,6 +3,11 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define MT_LABEL_X86 1
+#endif
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -74,8 +79,129 @@ static void count_block(const uint16_t *x, const uint16_t *b, size_t stride, siz
     }
 }
 
-int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b,
-                    size_t n_trees, double scale, double *K, int n_threads)
+/*
+ * 8-bit labels (every tree with at most 256 cells): 16 or 32 trees per
+ * instruction.  An equal byte compares to 0xFF, and subtracting it adds 1
+ * to that lane's count; a lane meets at most MT_LABEL_CHUNK / 16 = 256
+ * bytes per call -- one too many for a byte -- so the lanes are summed
+ * (psadbw: sums of 8 bytes into 64-bit lanes) every 128 steps.  Written
+ * with SSE2 intrinsics (every x86-64 has them) and, where the machine has
+ * it, AVX2 (chosen at each call with __builtin_cpu_supports); elsewhere a
+ * plain loop.  The counts are the same integers on every path.
+ */
+#define MT_U8_STEPS 128
+
+static void count_block_u8_plain(const uint8_t *x, const uint8_t *b, size_t stride, size_t j0,
+                                 size_t j1, size_t len, double *row)
+{
+    for (size_t j = j0; j < j1; ++j) {
+        const uint8_t *y = b + j * stride;
+        uint16_t c = 0;
+        for (size_t k = 0; k < len; ++k) {
+            c += (uint16_t)(x[k] == y[k]);
+        }
+        row[j] += c;
+    }
+}
+
+#ifdef MT_LABEL_X86
+/* Sum of the 16 byte lanes of v (each at most 128). */
+static inline uint64_t lanes_sse2(__m128i v)
+{
+    __m128i s = _mm_sad_epu8(v, _mm_setzero_si128());
+    return (uint64_t)_mm_cvtsi128_si64(s) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s));
+}
+
+static void count_block_u8_sse2(const uint8_t *x, const uint8_t *b, size_t stride, size_t j0,
+                                size_t j1, size_t len, double *row)
+{
+    const size_t full = len / 16 * 16;
+    for (size_t j = j0; j < j1; ++j) {
+        const uint8_t *y = b + j * stride;
+        uint64_t c = 0;
+        size_t k = 0;
+        while (k < full) {
+            const size_t stop = full - k < 16 * MT_U8_STEPS ? full : k + 16 * MT_U8_STEPS;
+            __m128i acc = _mm_setzero_si128();
+            for (; k < stop; k += 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(x + k));
+                __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(y + k));
+                acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, w));
+            }
+            c += lanes_sse2(acc);
+        }
+        for (; k < len; ++k) {
+            c += (uint64_t)(x[k] == y[k]);
+        }
+        row[j] += (double)c;
+    }
+}
+
+__attribute__((target("avx2"))) static void count_block_u8_avx2(
+    const uint8_t *x, const uint8_t *b, size_t stride, size_t j0, size_t j1, size_t len,
+    double *row)
+{
+    const size_t full = len / 32 * 32;
+    const __m256i zero = _mm256_setzero_si256();
+    size_t j = j0;
+    /* four rows of b against row x: x's bytes are loaded once for four */
+    for (; j + 4 <= j1; j += 4) {
+        const uint8_t *y0 = b + j * stride, *y1 = y0 + stride, *y2 = y1 + stride,
+                      *y3 = y2 + stride;
+        __m256i t0 = zero, t1 = zero, t2 = zero, t3 = zero;
+        size_t k = 0;
+        while (k < full) {
+            const size_t stop = full - k < 32 * MT_U8_STEPS ? full : k + 32 * MT_U8_STEPS;
+            __m256i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+            for (; k < stop; k += 32) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + k));
+                a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(
+                                             v, _mm256_loadu_si256((const __m256i *)(const void *)(y0 + k))));
+                a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(
+                                             v, _mm256_loadu_si256((const __m256i *)(const void *)(y1 + k))));
+                a2 = _mm256_sub_epi8(a2, _mm256_cmpeq_epi8(
+                                             v, _mm256_loadu_si256((const __m256i *)(const void *)(y2 + k))));
+                a3 = _mm256_sub_epi8(a3, _mm256_cmpeq_epi8(
+                                             v, _mm256_loadu_si256((const __m256i *)(const void *)(y3 + k))));
+            }
+            t0 = _mm256_add_epi64(t0, _mm256_sad_epu8(a0, zero));
+            t1 = _mm256_add_epi64(t1, _mm256_sad_epu8(a1, zero));
+            t2 = _mm256_add_epi64(t2, _mm256_sad_epu8(a2, zero));
+            t3 = _mm256_add_epi64(t3, _mm256_sad_epu8(a3, zero));
+        }
+        uint64_t out[4][4];
+        _mm256_storeu_si256((__m256i *)(void *)out[0], t0);
+        _mm256_storeu_si256((__m256i *)(void *)out[1], t1);
+        _mm256_storeu_si256((__m256i *)(void *)out[2], t2);
+        _mm256_storeu_si256((__m256i *)(void *)out[3], t3);
+        for (int r = 0; r < 4; ++r) {
+            const uint8_t *y = b + (j + (size_t)r) * stride;
+            uint64_t c = out[r][0] + out[r][1] + out[r][2] + out[r][3];
+            for (size_t q = full; q < len; ++q) {
+                c += (uint64_t)(x[q] == y[q]);
+            }
+            row[j + (size_t)r] += (double)c;
+        }
+    }
+    count_block_u8_sse2(x, b, stride, j, j1, len, row);
+}
+#endif
+
+typedef void (*count_block_u8_fn)(const uint8_t *, const uint8_t *, size_t, size_t, size_t,
+                                  size_t, double *);
+
+static count_block_u8_fn pick_count_block_u8(void)
+{
+#ifdef MT_LABEL_X86
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? count_block_u8_avx2 : count_block_u8_sse2;
+#else
+    return count_block_u8_plain;
+#endif
+}
+
+int mt_label_kernel(const void *a, size_t n_a, const void *b, size_t n_b, size_t n_trees,
+                    int width, double scale, double *K, int n_threads)
 {
     int symmetric = b == NULL;
     size_t total;
@@ -83,7 +209,8 @@ int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b
         b = a;
         n_b = n_a;
     }
-    if (a == NULL || K == NULL || n_trees == 0 || n_trees > MT_LABEL_MAX_TREES) {
+    if (a == NULL || K == NULL || n_trees == 0 || n_trees > MT_LABEL_MAX_TREES ||
+        (width != 1 && width != 2)) {
         return MT_ERR_ARG;
     }
     if (mt_mul_size(n_a, n_b, &total) != MT_OK) {
@@ -91,7 +218,11 @@ int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b
     }
     const size_t n_blocks = (n_b + MT_LABEL_BLOCK - 1) / MT_LABEL_BLOCK;
     const ptrdiff_t blocks = (ptrdiff_t)n_blocks;
+    const uint16_t *a16 = a, *b16 = b;
+    const uint8_t *a8 = a, *b8 = b;
+    const count_block_u8_fn count_block_u8 = pick_count_block_u8();
     (void)n_threads;
+    (void)count_block_u8_plain;
     /* Exact integer counts accumulate in K (doubles hold them exactly),
      * chunk after chunk; the same numbers for any thread count. */
     memset(K, 0, total * sizeof(double));
@@ -110,8 +241,13 @@ int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b
             const size_t i_end = symmetric ? j1 : n_a;
             for (size_t i = 0; i < i_end; ++i) {
                 size_t from = symmetric && i > j0 ? i : j0;
-                count_block(a + i * n_trees + t0, b + t0, n_trees, from, j1, len,
-                            K + i * n_b);
+                if (width == 2) {
+                    count_block(a16 + i * n_trees + t0, b16 + t0, n_trees, from, j1, len,
+                                K + i * n_b);
+                } else {
+                    count_block_u8(a8 + i * n_trees + t0, b8 + t0, n_trees, from, j1, len,
+                                   K + i * n_b);
+                }
             }
         }
     }
@@ -129,12 +265,16 @@ int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b
 }
 
 int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
-                          const mt_index *col_offset, uint16_t *labels, int n_threads)
+                          const mt_index *col_offset, void *labels, int width, int n_threads)
 {
     const size_t n_trees = f->n_trees;
+    const mt_index most = width == 1 ? (mt_index)UINT8_MAX + 1 : (mt_index)UINT16_MAX + 1;
     ptrdiff_t count = (ptrdiff_t)n_trees;
+    if (width != 1 && width != 2) {
+        return MT_ERR_ARG;
+    }
     for (size_t m = 0; m < n_trees; ++m) {
-        if (col_offset[m + 1] - col_offset[m] > (mt_index)UINT16_MAX + 1) {
+        if (col_offset[m + 1] - col_offset[m] > most) {
             return MT_ERR_ARG;
         }
     }
@@ -149,9 +289,14 @@ int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
             if (c == MT_NONE) {
                 continue;
             }
-            uint16_t label = (uint16_t)(c - col_offset[m]);
+            mt_index label = c - col_offset[m];
             for (mt_index k = f->start[j]; k < f->end[j]; ++k) {
-                labels[(size_t)perm[k] * n_trees + (size_t)m] = label;
+                size_t at = (size_t)perm[k] * n_trees + (size_t)m;
+                if (width == 2) {
+                    ((uint16_t *)labels)[at] = (uint16_t)label;
+                } else {
+                    ((uint8_t *)labels)[at] = (uint8_t)label;
+                }
             }
         }
     }

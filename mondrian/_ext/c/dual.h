@@ -29,20 +29,24 @@
 
 /*
  * K (n_a x n_b, row-major) with K[i, j] = scale * (number of equal labels
- * of row i of `a` and row j of `b`).  If `b` is NULL, b = a, n_b = n_a, and
- * the full symmetric matrix is written (each pair counted once).
+ * of row i of `a` and row j of `b`), labels of `width` bytes: 2 (uint16_t)
+ * or 1 (uint8_t, when every tree has at most 256 cells: twice the trees
+ * per instruction and half the memory).  If `b` is NULL, b = a, n_b = n_a,
+ * and the full symmetric matrix is written (each pair counted once).
  */
-int mt_label_kernel(const uint16_t *a, size_t n_a, const uint16_t *b, size_t n_b,
-                    size_t n_trees, double scale, double *K, int n_threads);
+int mt_label_kernel(const void *a, size_t n_a, const void *b, size_t n_b, size_t n_trees,
+                    int width, double scale, double *K, int n_threads);
 
 /*
- * Cell labels of the forest's own training points at lambda:
+ * Cell labels of the forest's own training points at lambda, of `width`
+ * bytes (2: uint16_t, 1: uint8_t):
  * labels[i * n_trees + m] = column of point i's active cell in tree m minus
  * tree m's first column (col_of_node and col_offset from
  * mt_forest_active_columns at the same lambda), read off the active nodes'
- * point slices.  MT_ERR_ARG if a tree has 65536 cells or more.
+ * point slices.  MT_ERR_ARG if a tree has more cells than the width holds
+ * (65536, or 256).
  */
 int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
-                          const mt_index *col_offset, uint16_t *labels, int n_threads);
+                          const mt_index *col_offset, void *labels, int width, int n_threads);
 
 #endif /* MT_DUAL_H */
