@@ -273,11 +273,12 @@ cdef class Paths:
             check_status(status, "Paths", arg="the forest has no nodes")
             offset = np.zeros(n * M + 1, dtype=np.int64)
             np.cumsum(length, out=offset[1:])
-            if max_entries is not None and offset[-1] > max_entries:
-                raise OverflowError(f"the paths have {offset[-1]} entries, more than "
+            entries = int(offset[n * M])
+            if max_entries is not None and entries > max_entries:
+                raise OverflowError(f"the paths have {entries} entries, more than "
                                     f"max_entries={max_entries}")
-            node = np.empty(offset[-1], dtype=np.int64)
-            gap = np.empty(offset[-1], dtype=np.float64)
+            node = np.empty(entries, dtype=np.int64)
+            gap = np.empty(entries, dtype=np.float64)
             if n > 0:
                 self._fill(forest, xv, n, nt, offset, node, gap)
         finally:
