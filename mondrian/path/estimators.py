@@ -145,8 +145,14 @@ def _trees_in_budget(n_points: int, budget: int, cap: int) -> int:
 #: under e(M) ≈ e∞(1 + c/M), half forests of M₁ trees exceed the whole by
 #: s ≈ c/M₁ (:func:`tree_sensitivity`), so M = M₁·s/TREE_EXCESS trees leave
 #: an excess of TREE_EXCESS -- within :data:`AUTO_DUAL_TREE_BUDGET_HIGH` of
-#: N·M and at most :data:`AUTO_DUAL_HIGH_MAX_TREES` trees.
-TREE_EXCESS = 0.02
+#: N·M and at most :data:`AUTO_DUAL_HIGH_MAX_TREES` trees.  The model
+#: understates the gain (with more trees the selection moves to wider, better
+#: kernels), so the target is 1 % rather than the trigger's 2 %: on the
+#: shaped sets (``asv_bench/shaped_sets_check.py``, seeds 0-2) the geometric
+#: mean ratio to tuned exact ridge was 1.054 at 2 % and 1.023 at 1 %, on the
+#: 1000-row synthetic set the test RMSE 0.404 and 0.377; 4 % gave 1.31 and
+#: 1.17 on airfoil-like seeds 0 and 1 (1.13, 1.06 at 2 %).
+TREE_EXCESS = 0.01
 AUTO_DUAL_TREE_BUDGET_HIGH = 10_000_000
 AUTO_DUAL_HIGH_MAX_TREES = 32768
 
