@@ -10,8 +10,9 @@
  *
  * Labels are 16-bit cell numbers *within* a tree (a tree has at most as
  * many cells as points, and the dual is only used for N well below 65536),
- * so a comparison of two rows runs 8 trees per SSE2 instruction (16 with
- * AVX2, chosen at load time where GCC and glibc allow); four rows are
+ * or 8-bit ones while every tree has at most 256 cells, so a comparison of
+ * two rows runs 8 (16-bit) or 16 (8-bit) trees per SSE2 instruction, twice
+ * as many with AVX2 where the machine has it; four rows are
  * compared against one row at a time so that its labels are loaded once
  * for four pairs.  The trees are taken 4096 at a time and the rows of b 32
  * at a time, so that a block of b's labels stays in the L2 cache while
