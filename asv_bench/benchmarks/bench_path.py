@@ -164,23 +164,24 @@ class DualTwoLifetimes:
 
 class LabelKernel:
     """The dual's kernel matrix K[i, j] = #{trees where i and j share a cell}/M
-    from 16-bit cell labels (``mondrian_kernel_matrix``): 1127 rows (an
+    from cell labels (``mondrian_kernel_matrix``): 1127 rows (an
     airfoil-sized training set) with 2218 trees (the base budget of the
     dual's second search) and 8873 (the larger count a measured excess asks
-    for, N·M = 10⁷), 17 cells per tree, one and two threads.  The C kernel
-    compares 4096 trees at a time against blocks of 32 rows kept in the L2
-    cache, with AVX2 where the machine has it."""
+    for, N·M = 10⁷), 17 cells per tree, 8-bit labels (``cell_labels``' choice
+    while every tree has at most 256 cells) and 16-bit ones, one and two
+    threads.  The C kernel compares 4096 trees at a time against blocks of
+    32 rows kept in the L2 cache, with SSE2 or AVX2."""
 
-    params = ([2218, 8873], [1, 2])
-    param_names = ["n_trees", "n_jobs"]
+    params = ([2218, 8873], ["uint8", "uint16"], [1, 2])
+    param_names = ["n_trees", "labels", "n_jobs"]
 
-    def setup(self, n_trees, n_jobs):
+    def setup(self, n_trees, labels, n_jobs):
         import numpy as np
 
         rng = np.random.default_rng(0)
-        self.labels = rng.integers(0, 17, size=(1127, n_trees)).astype(np.uint16)
+        self.labels = rng.integers(0, 17, size=(1127, n_trees)).astype(labels)
 
-    def time_kernel(self, n_trees, n_jobs):
+    def time_kernel(self, n_trees, labels, n_jobs):
         from mondrian.path.dual import mondrian_kernel_matrix
 
         mondrian_kernel_matrix(self.labels, n_jobs=n_jobs)
