@@ -193,7 +193,9 @@ typedef void (*count_block_u8_fn)(const uint8_t *, const uint8_t *, size_t, size
 static count_block_u8_fn pick_count_block_u8(void)
 {
 #ifdef MT_LABEL_X86
-    __builtin_cpu_init();
+    /* A read of what the runtime's constructor found at load time (no
+     * __builtin_cpu_init: it would rewrite that record from every call,
+     * and label kernels run on several Python threads at once). */
     return __builtin_cpu_supports("avx2") ? count_block_u8_avx2 : count_block_u8_sse2;
 #else
     return count_block_u8_plain;
