@@ -134,6 +134,20 @@ def test_lifetime_scale_is_inverse_median_l1_distance():
     assert lifetime_scale(np.ones((5, 2)), rng) == 1.0
 
 
+def test_lifetime_scale_ignores_zero_distances_of_repeated_rows():
+    # Repeated rows give zero distances, which the median leaves out; the
+    # in-place partition leaves them anywhere left of the middle, so both
+    # parities of the positive count are checked over many draws.
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        X = np.round(rng.random((int(rng.integers(3, 25)), 2)), 1)
+        X = X[rng.integers(0, X.shape[0], X.shape[0] + int(rng.integers(0, 8)))]
+        d = np.abs(X[:, None, :] - X[None, :, :]).sum(-1)[np.triu_indices(X.shape[0], 1)]
+        d = d[d > 0]
+        want = 1.0 if d.size == 0 else 1.0 / np.median(d)
+        assert lifetime_scale(X, np.random.default_rng(0)) == pytest.approx(want, rel=1e-12)
+
+
 @pytest.mark.parametrize("u_best", [-5.3, -0.4, 3.7])
 def test_search_finds_the_minimum_and_grows_the_ceiling(u_best):
     # A convex error in u = log2(λ/λ0), minimum at u_best: the search must

@@ -67,14 +67,15 @@ def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000
     # times slower on 1000 rows' pairs; dropping the zeros first copied the
     # array, a third of the time): the z zeros sort first, so the positive
     # entries' k-th smallest is the (z + k)-th of all.  The lower middle of
-    # an even count is the largest positive entry left of it.
+    # an even count is the largest entry left of it (positive: k > z; the
+    # partition leaves the entries left of k in no order, zeros anywhere).
     zeros = dist.size - np.count_nonzero(dist)
     m = dist.size - zeros
     if m == 0:
         return 1.0
     k = zeros + m // 2
     dist.partition(k)
-    median = dist[k] if m % 2 else (dist[zeros:k].max() + dist[k]) / 2
+    median = dist[k] if m % 2 else (dist[:k].max() + dist[k]) / 2
     return float(1.0 / median)
 
 

@@ -91,6 +91,7 @@ static void count_block(const uint16_t *x, const uint16_t *b, size_t stride, siz
  */
 #define MT_U8_STEPS 128
 
+#ifndef MT_LABEL_X86
 static void count_block_u8_plain(const uint8_t *x, const uint8_t *b, size_t stride, size_t j0,
                                  size_t j1, size_t len, double *row)
 {
@@ -103,8 +104,7 @@ static void count_block_u8_plain(const uint8_t *x, const uint8_t *b, size_t stri
         row[j] += c;
     }
 }
-
-#ifdef MT_LABEL_X86
+#else
 /* Sum of the 16 byte lanes of v (each at most 128). */
 static inline uint64_t lanes_sse2(__m128i v)
 {
@@ -224,7 +224,6 @@ int mt_label_kernel(const void *a, size_t n_a, const void *b, size_t n_b, size_t
     const uint8_t *a8 = a, *b8 = b;
     const count_block_u8_fn count_block_u8 = pick_count_block_u8();
     (void)n_threads;
-    (void)count_block_u8_plain;
     /* Exact integer counts accumulate in K (doubles hold them exactly),
      * chunk after chunk; the same numbers for any thread count. */
     memset(K, 0, total * sizeof(double));

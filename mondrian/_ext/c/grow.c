@@ -54,8 +54,9 @@ typedef struct {
     double *threshold, *tau, *lower, *upper;
 } packed;
 
-/* Nodes reserved for a tree at first: a tree grown to about the scale of
- * the data (the path's λ₀) has some 17 leaves, 33 nodes. */
+/* Nodes a thread's scratch reserves at first (it grows to the largest tree
+ * the thread meets): a tree grown to about the scale of the data (the
+ * path's λ₀) has some 17 leaves, 33 nodes. */
 #define MT_SCRATCH_NODES 64
 
 #define MT_MIN(a, b) ((a) < (b) ? (a) : (b))
