@@ -3,6 +3,7 @@ import io
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -166,7 +167,11 @@ def test_progress_is_shown_only_on_a_terminal(monkeypatch, capsys):
     model = MondrianKernelRidgeCV(n_trees=5, max_lifetime=1e-6, alphas=(0.1,),
                                   solver="cholesky", n_lifetimes=4, random_state=0,
                                   verbose=cli_path.progress_verbosity())
-    model.fit(data.X_train[:300], data.y_train[:300])
+    # Five trees: whether the best lifetime is the ceiling (a warning that a
+    # larger one may be better) depends on the draw; this is about the lines.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "the validation error still falls", UserWarning)
+        model.fit(data.X_train[:300], data.y_train[:300])
     assert "MondrianKernelRidgeCV: lifetimes" in tty.getvalue()
     assert "4/4" in tty.getvalue()
 

@@ -294,10 +294,13 @@ def _digest(*arrays):
 
 @pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"),
                     reason="digests recorded on x86-64 Linux (glibc's log and exp)")
-def test_rotation_none_reproduces_the_results_before_rotations_bit_for_bit():
-    # Digests recorded with the code before the rotated kernel existed
-    # (commit 33484f8): the trees' every array, the features of training and
-    # new points, the extension, and the ridge predictions.
+def test_axis_aligned_results_are_pinned_bit_for_bit():
+    # Digests of the trees' every array, the features of training and new
+    # points, the extension, and the ridge predictions, without rotation.
+    # Recorded before the rotated kernel existed (commit 33484f8), they
+    # showed that rotation=None changed nothing; re-recorded when the
+    # sampler began to draw splits by thinning (grow.c: same law, other
+    # draws), they guard every later change against moving the results.
     rng = np.random.default_rng(7)
     X = rng.random((300, 3))
     Xt = rng.random((100, 3)) * 1.4 - 0.2
@@ -305,23 +308,23 @@ def test_rotation_none_reproduces_the_results_before_rotations_bit_for_bit():
     mf = MondrianFeatures(n_trees=20, lifetime=4.0, random_state=0, n_jobs=1)
     P = mf.fit_transform(X)
     f = mf.forest_
-    assert _digest(P.data, P.indices, P.indptr) == "b03f82d516c44985"
+    assert _digest(P.data, P.indices, P.indptr) == "d105df5620928b54"
     assert _digest(f.node_offset, f.feature, f.threshold, f.tau, f.lower, f.upper, f.perm,
-                   f.parent) == "9f8fb051517cdc2b"
+                   f.parent) == "91ac1f034c3e4613"
     T = mf.transform(Xt)
-    assert _digest(T.data, T.indices) == "dbf6c1f3c050d807"
+    assert _digest(T.data, T.indices) == "f1ddf79297ec90d4"
     T = mf.transform(Xt, 1.5)
-    assert _digest(T.data, T.indices) == "8fd4938ae1748dce"
+    assert _digest(T.data, T.indices) == "71e6536ae3ec4715"
     mf.extend(8.0)
     f = mf.forest_
     assert _digest(f.node_offset, f.feature, f.threshold, f.tau, f.lower, f.upper,
-                   f.perm) == "3311d4ebecba7d46"
+                   f.perm) == "dc615ed04cfe9d10"
     T = mf.transform(Xt)
-    assert _digest(T.data, T.indices) == "03fef06fa6dd54a2"
+    assert _digest(T.data, T.indices) == "49546d5baf94f72c"
     ridge = MondrianKernelRidge(n_trees=30, lifetime=3.0, alpha=0.1, random_state=0)
-    assert _digest(ridge.fit(X, y).predict(Xt)) == "b7363e539f64bb41"
+    assert _digest(ridge.fit(X, y).predict(Xt)) == "04c9b795f5b72c03"
     cv = MondrianKernelRidgeCV(random_state=0).fit(X, y)
-    assert _digest(cv.predict(Xt), np.asarray(cv.lifetime_)) == "23ad80881e4283f0"
+    assert _digest(cv.predict(Xt), np.asarray(cv.lifetime_)) == "c589c5e39b4adec7"
 
 
 # --------------------------------------------------------------------------

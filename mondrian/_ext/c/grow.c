@@ -8,6 +8,31 @@
  * x_d <= a go left.  By projectivity (Sec. 2.3) the children's boxes are the
  * boxes of their own points.  A node with L = 0 never splits.
  *
+ * Thinning: the split is drawn from a BOUND of the box, not the box.  A
+ * child's data box lies inside its parent's box cut at a, but computing it
+ * exactly takes a pass over all D coordinates of the child's points -- at
+ * every node, D values per point per level of the tree, most of the growth.
+ * Instead each node keeps a box B' containing its data box B (its parent's,
+ * cut at a), and the Mondrian process on B' is run restricted to B, which is
+ * the Mondrian process on B (projectivity again): candidate cuts arrive at
+ * rate L(B'), in dimension d with probability (u'_d - l'_d) / L(B'), at a
+ * uniform on [l'_d, u'_d); a candidate separates the points iff
+ * l_d <= a < u_d, which has probability (u_d - l_d) / (u'_d - l'_d), so the
+ * cuts that separate arrive at rate sum_d (u_d - l_d) = L(B) and fall
+ * uniformly in [l_d, u_d): exactly the split of the node.  A candidate that
+ * does not separate changes nothing (by memorylessness the clock goes on
+ * from its time).  Checking one takes the points' extent in ITS dimension
+ * only, one coordinate per point, after which that side of B' is exact
+ * (flagged, so it is never scanned again at the node).  The children of a
+ * split are exact in the split dimension (the partition finds the largest
+ * left and smallest right coordinate); every other side is inherited.  A
+ * candidate beyond the lifetime ends the node without any scan, so most
+ * leaves cost nothing.  The data boxes are set once the tree is grown:
+ * every leaf's from its points (one pass over all D coordinates of each
+ * point, once per tree instead of once per level), every internal node's as
+ * the union of its children's, bottom-up.  The trees have the law of the
+ * exact sampler; the random draws differ (the candidates that miss).
+ *
  * Each tree grows in its thread's one-tree forest (the scratch: node
  * storage from forest.c, ids local to the tree, reused from tree to tree),
  * a fit permuting the tree's own row of the forest's permutation and an
@@ -16,19 +41,18 @@
  * Scratches per tree instead, each with room to spare, held 675 MiB at the
  * peak of a 231-row fit with 31 000 trees; packed trees, 429 MiB.
  *
- * The growing thread keeps the points' rows in the permutation's order
- * (rows[i] = X[perm[i]]) and swaps them along with perm, so a node's points
- * are contiguous: the children's boxes are computed from consecutive rows
- * (four at a time), instead of gathering every row of the node at random
- * places of X (which took 40 % of the growth on the CPU data).  The swaps
- * are those of the index partition, so perm -- and so every tree -- is
- * unchanged.  The boxes are merged chunk by chunk during the partition,
- * from rows it has just touched (partition_boxes): on 10^6 rows, where a
- * node's rows do not fit in the cache, separate passes for the two boxes
- * cost as much as the partition itself (growth 25-35 % faster there,
- * unchanged on the CPU data).  Points that fit in the L2 cache
- * (MT_GATHER_BYTES) are not moved at all: the same index partition, and
- * the boxes gathered through perm.
+ * Points of up to MT_GATHER_BYTES are not moved: the partition moves perm
+ * alone and coordinates are read through it.  Above, the growing thread
+ * keeps the points' rows in the permutation's order (rows[i] = X[perm[i]])
+ * and swaps them along with perm, so that a node's points are contiguous.
+ * Both make the same swaps, so the trees do not depend on it.
+ *
+ * Measured (two threads, same seeds; the growth alone, old = exact boxes
+ * computed for every node during its parent's partition): the CPU data
+ * (6554 x 21, 50 trees at 1e-5) 44-49 ms -> 28-36 ms; 200 trees on it
+ * standardised 0.27-0.33 -> 0.21-0.31 s; 1200 x 100, 1000 trees
+ * 1.59-1.78 -> 1.39-1.50 s; 600 x 8 and 5000 x 8 (many trees) and 10^5 and
+ * 10^6 x 8 (deep trees) unchanged within the machine's noise (+-10 %).
  */
 #include "grow.h"
 
@@ -39,9 +63,11 @@
 #endif
 
 typedef struct {
-    mt_forest tree;  /* one tree, local ids                                 */
-    mt_index *perm;  /* its point permutation, N entries                    */
-    int own_perm;    /* perm is the scratch's own (else the forest's row)   */
+    mt_forest tree;       /* one tree, local ids                             */
+    mt_index *perm;       /* its point permutation, N entries                */
+    int own_perm;         /* perm is the scratch's own (else the forest's row) */
+    unsigned char *exact; /* node j's side k of its box is exact: [j * D + k] */
+    size_t exact_nodes;   /* nodes `exact` has room for                      */
 } scratch;
 
 /* A grown tree kept until every tree is grown and the forest's layout is
@@ -87,12 +113,17 @@ static inline void merge1(const double *restrict row, size_t d, double *restrict
     }
 }
 
-/* Merge the rows start..end-1 of `rows` (n x d, row-major) into the box
- * [lo, hi] (a box already holding at least one row), four at a time. */
-static void box_merge(const double *restrict rows, size_t d, size_t start, size_t end,
-                      double *restrict lo, double *restrict hi)
+/* Bounding box of the rows start..end-1 (end > start) of `rows` (n x d,
+ * row-major), four at a time. */
+static void data_box(const double *restrict rows, size_t d, size_t start, size_t end,
+                     double *restrict lo, double *restrict hi)
 {
-    size_t i = start;
+    const double *row = rows + start * d;
+    size_t i = start + 1;
+    for (size_t k = 0; k < d; ++k) {
+        lo[k] = row[k];
+        hi[k] = row[k];
+    }
     for (; i + 4 <= end; i += 4) {
         const double *r0 = rows + i * d;
         merge4(r0, r0 + d, r0 + 2 * d, r0 + 3 * d, d, lo, hi);
@@ -100,112 +131,6 @@ static void box_merge(const double *restrict rows, size_t d, size_t start, size_
     for (; i < end; ++i) {
         merge1(rows + i * d, d, lo, hi);
     }
-}
-
-/* Bounding box of the rows start..end-1 (end > start) of `rows`. */
-static void data_box(const double *restrict rows, size_t d, size_t start, size_t end,
-                     double *restrict lo, double *restrict hi)
-{
-    const double *row = rows + start * d;
-    for (size_t k = 0; k < d; ++k) {
-        lo[k] = row[k];
-        hi[k] = row[k];
-    }
-    box_merge(rows, d, start + 1, end, lo, hi);
-}
-
-/* Add the rows start..end-1 to the box [lo, hi], which holds rows once
- * *open is set (else it starts from them); no rows, no change. */
-static void box_add(const double *restrict rows, size_t d, size_t start, size_t end,
-                    double *restrict lo, double *restrict hi, int *open)
-{
-    if (end <= start) {
-        return;
-    }
-    if (*open) {
-        box_merge(rows, d, start, end, lo, hi);
-    } else {
-        data_box(rows, d, start, end, lo, hi);
-        *open = 1;
-    }
-}
-
-/* Rows the partition examines between two merges of the finished rows into
- * the children's boxes: few enough that those rows are still in the L1
- * cache (64 rows of 21 features are 10.5 KB). */
-#define MT_BOX_CHUNK 64
-
-/*
- * Partition the rows st..e-1 of `rows` (and perm with them) in place on
- * x_dim <= a (those first), returning the first row of the right side, and
- * compute both sides' boxes (llo/lhi, rlo/rhi; both sides are non-empty).
- * The swaps are the classic two-pointer ones; every MT_BOX_CHUNK steps the
- * rows the partition has finished with since the last merge -- a left
- * range at the front, a right range at the back -- are merged into their
- * side's box while they are hot, instead of two more passes over the
- * node's rows once it is done (on a million rows, where a node's rows do
- * not fit in the cache, those passes took as long as the partition).
- */
-static size_t partition_boxes(double *restrict rows, mt_index *restrict perm, size_t d,
-                              size_t st, size_t e, size_t dim, double a,
-                              double *restrict llo, double *restrict lhi,
-                              double *restrict rlo, double *restrict rhi)
-{
-    size_t i = st, last = e, left_done = st, right_done = e;
-    int left_open = 0, right_open = 0;
-    while (i < last) {
-        for (size_t step = 0; step < MT_BOX_CHUNK && i < last; ++step) {
-            double *row = rows + i * d;
-            if (row[dim] <= a) {
-                ++i;
-            } else {
-                double *other = rows + (--last) * d;
-                mt_index tmp = perm[i];
-                perm[i] = perm[last];
-                perm[last] = tmp;
-                for (size_t k = 0; k < d; ++k) {
-                    double v = row[k];
-                    row[k] = other[k];
-                    other[k] = v;
-                }
-            }
-        }
-        box_add(rows, d, left_done, i, llo, lhi, &left_open);
-        left_done = i;
-        box_add(rows, d, last, right_done, rlo, rhi, &right_open);
-        right_done = last;
-    }
-    return i;
-}
-
-/*
- * Small point sets (MT_GATHER_BYTES): the rows stay where they are and
- * only perm moves.  The partition makes the very swaps of partition_boxes
- * (the same comparisons of the same values, so the same perm and the same
- * trees), on 8-byte indices instead of whole rows, and the children's
- * boxes are then merged from rows gathered through perm -- cheap while all
- * the points sit in the L2 cache, and no copy of the points per tree.
- * Above, the rows travel with perm (partition_boxes).  Measured on two
- * cores (same trees both ways): 600 x 8 points 11 % faster, 1500 x 8 15 %,
- * 3000 x 20 (469 KB) 33 %; 6554 x 21 (the CPU data, 1.1 MB) 8 % slower and
- * 20000 x 8 13 % slower, hence the bound.
- */
-#define MT_GATHER_BYTES (512 * 1024)
-
-static size_t partition_index(const double *restrict src, mt_index *restrict perm, size_t d,
-                              size_t st, size_t e, size_t dim, double a)
-{
-    size_t i = st, last = e;
-    while (i < last) {
-        if (src[(size_t)perm[i] * d + dim] <= a) {
-            ++i;
-        } else {
-            mt_index tmp = perm[i];
-            perm[i] = perm[--last];
-            perm[last] = tmp;
-        }
-    }
-    return i;
 }
 
 /* Bounding box of the rows src[perm[start..end-1]] (end > start). */
@@ -227,18 +152,136 @@ static void gather_box(const double *restrict src, const mt_index *restrict perm
     }
 }
 
+/*
+ * Points of at most this many bytes stay where they are and only perm
+ * moves; coordinates are read through perm -- cheap while the points sit
+ * in the caches, and no copy of the points per tree.  Above, the rows
+ * travel with perm.  With thinning, a node's pass reads one coordinate per
+ * point, so reading through perm pays on more points than when every
+ * node's box was merged from whole rows (the bound was 512 KB then).
+ * Measured (two threads): the CPU data (1.1 MB) 36-39 ms moving rows,
+ * 28-36 ms not; 20000 x 8 (1.3 MB) 0.39 vs 0.37 s; 10^5 x 8 (6.4 MB)
+ * 0.81-1.03 s moving, 1.11-1.13 s not.
+ */
+#define MT_GATHER_BYTES (2 * 1024 * 1024)
+
+/* Points whose extent is tried before all of a node's (see grow_stack). */
+#define MT_PROBE 8
+
+/* Nodes of at most this many points get their exact box when they are
+ * reached (see grow_stack). */
+#define MT_SMALL_NODE 16
+
+/* The coordinate k of position i of a node's points. */
+static inline double coord(const double *restrict rows, const mt_index *restrict perm, size_t d,
+                           size_t i, size_t k, int gather)
+{
+    return gather ? rows[(size_t)perm[i] * d + k] : rows[i * d + k];
+}
+
+/* [*lo, *hi] = the extent of coordinate k over positions st..e-1 (e > st),
+ * in four running extremes (one min/max chain through every point waits
+ * on each step's latency). */
+static void extent(const double *restrict rows, const mt_index *restrict perm, size_t d,
+                   size_t st, size_t e, size_t k, int gather, double *lo, double *hi)
+{
+    double l[4], u[4];
+    size_t i = st + 1;
+    l[0] = u[0] = coord(rows, perm, d, st, k, gather);
+    for (int q = 1; q < 4; ++q) {
+        l[q] = l[0];
+        u[q] = u[0];
+    }
+    for (; i + 4 <= e; i += 4) {
+        for (int q = 0; q < 4; ++q) {
+            double v = coord(rows, perm, d, i + (size_t)q, k, gather);
+            l[q] = MT_MIN(v, l[q]);
+            u[q] = MT_MAX(v, u[q]);
+        }
+    }
+    for (; i < e; ++i) {
+        double v = coord(rows, perm, d, i, k, gather);
+        l[0] = MT_MIN(v, l[0]);
+        u[0] = MT_MAX(v, u[0]);
+    }
+    *lo = MT_MIN(MT_MIN(l[0], l[1]), MT_MIN(l[2], l[3]));
+    *hi = MT_MAX(MT_MAX(u[0], u[1]), MT_MAX(u[2], u[3]));
+}
+
+/*
+ * Partition positions st..e-1 on x_dim <= a (those first; perm, and the
+ * rows unless `gather`, are permuted), returning the first position of the
+ * right side, with the largest coordinate dim on the left (*lmax) and the
+ * smallest on the right (*rmin); both sides are non-empty.  The classic
+ * two-pointer swaps: each point is compared once, and the swaps do not
+ * depend on `gather`.  (A stable partition without branches, every index
+ * written to both sides' next places and only the counts depending on the
+ * comparison, was 25 % slower on the CPU data than these swaps, although
+ * their branch is a coin flip at a random cut.)
+ */
+static size_t partition(double *restrict rows, mt_index *restrict perm, size_t d, size_t st,
+                        size_t e, size_t dim, double a, int gather, double *lmax, double *rmin)
+{
+    size_t i = st, last = e;
+    double lm = -INFINITY, rm = INFINITY;
+    while (i < last) {
+        double v = coord(rows, perm, d, i, dim, gather);
+        if (v <= a) {
+            lm = MT_MAX(v, lm);
+            ++i;
+            continue;
+        }
+        rm = MT_MIN(v, rm);
+        --last;
+        mt_index tmp = perm[i];
+        perm[i] = perm[last];
+        perm[last] = tmp;
+        if (!gather) {
+            double *row = rows + i * d, *other = rows + last * d;
+            for (size_t k = 0; k < d; ++k) {
+                double x = row[k];
+                row[k] = other[k];
+                other[k] = x;
+            }
+        }
+    }
+    *lmax = lm;
+    *rmin = rm;
+    return i;
+}
+
 /* Uniform on the open interval (0, 1), from 53 random bits. */
 static inline double open_uniform(bitgen_t *rng)
 {
     return ((double)(rng->next_uint64(rng->state) >> 11) + 0.5) * 0x1.0p-53;
 }
 
+/* Room in s->exact for the scratch tree's node capacity. */
+static int reserve_exact(scratch *s)
+{
+    const size_t cap = s->tree.node_capacity, d = s->tree.n_features;
+    if (cap <= s->exact_nodes) {
+        return MT_OK;
+    }
+    if (d > 0 && cap > SIZE_MAX / d) {
+        return MT_ERR_OVERFLOW;
+    }
+    unsigned char *p = realloc(s->exact, cap * d > 0 ? cap * d : 1);
+    if (p == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    s->exact = p;
+    s->exact_nodes = cap;
+    return MT_OK;
+}
+
 /*
- * Split-or-stop for every node on the stack and, recursively, its children.
- * A node's clock starts at max(parent's split time, t_resume).  Unless
- * `gather`, `rows` holds the points in perm's order (rows[i] = X[perm[i]])
- * and is permuted with it; with `gather` it holds them in their own order
- * (rows[k] = X[k]) and stays as it is.
+ * Split-or-stop for every node on the stack and, recursively, its children
+ * (thinning, see above; node boxes hold bounds, s->exact says which sides
+ * are exact).  A node's clock starts at max(parent's split time, t_resume).
+ * Unless `gather`, `rows` holds the points in perm's order
+ * (rows[i] = X[perm[i]]) and is permuted with it; with `gather` it holds
+ * them in their own order (rows[k] = X[k]) and stays as it is.
  */
 static int grow_stack(scratch *s, double *restrict rows, size_t d,
                       double lifetime, double t_resume, bitgen_t *rng,
@@ -247,66 +290,112 @@ static int grow_stack(scratch *s, double *restrict rows, size_t d,
     mt_forest *t = &s->tree;
     while (n_stack > 0) {
         mt_index j = stack[--n_stack];
-        const double *lo = t->lower + (size_t)j * d;
-        const double *hi = t->upper + (size_t)j * d;
-        double linear = 0.0;
-        for (size_t k = 0; k < d; ++k) {
-            linear += hi[k] - lo[k];
-        }
-        if (!(linear > 0.0)) {
-            continue; /* all points coincide: the node never splits */
-        }
+        double *lo = t->lower + (size_t)j * d;
+        double *hi = t->upper + (size_t)j * d;
+        unsigned char *ex = s->exact + (size_t)j * d;
+        const size_t st = (size_t)t->start[j], e = (size_t)t->end[j];
         mt_index p = t->parent[j];
-        double t0 = p == MT_NONE ? 0.0 : t->tau[p];
-        t0 = t0 > t_resume ? t0 : t_resume;
-        double time = t0 - log(open_uniform(rng)) / linear;
-        if (!(time <= lifetime)) {
-            continue; /* still a leaf at the lifetime: tau stays +inf */
-        }
-        /* Dimension with probability proportional to its extent. */
-        double r = rng->next_double(rng->state) * linear, acc = 0.0;
+        double time = p == MT_NONE ? 0.0 : t->tau[p];
         size_t dim = d;
-        for (size_t k = 0; k < d; ++k) {
-            double ext = hi[k] - lo[k];
-            acc += ext;
-            if (ext > 0.0) {
-                dim = k;
-                if (r < acc) {
-                    break;
+        double a = 0.0;
+        time = time > t_resume ? time : t_resume;
+        if (e - st <= MT_SMALL_NODE) {
+            /* A few points: their box outright (a bound would draw
+             * candidates that miss, and scans, up to D of them). */
+            if (gather) {
+                gather_box(rows, s->perm, d, st, e, lo, hi);
+            } else {
+                data_box(rows, d, st, e, lo, hi);
+            }
+            memset(ex, 1, d);
+        }
+        for (;;) {
+            double linear = 0.0;
+            for (size_t k = 0; k < d; ++k) {
+                linear += hi[k] - lo[k];
+            }
+            if (!(linear > 0.0)) {
+                break; /* all points coincide: the node never splits */
+            }
+            time -= log(open_uniform(rng)) / linear;
+            if (!(time <= lifetime)) {
+                break; /* still a leaf at the lifetime: tau stays +inf */
+            }
+            /* Dimension with probability proportional to its extent. */
+            double r = rng->next_double(rng->state) * linear, acc = 0.0;
+            dim = d;
+            for (size_t k = 0; k < d; ++k) {
+                double ext = hi[k] - lo[k];
+                acc += ext;
+                if (ext > 0.0) {
+                    dim = k;
+                    if (r < acc) {
+                        break;
+                    }
                 }
             }
-        }
-        /* Cut uniform in [l, u); a draw that rounds up to u is redrawn so
-         * that both children are non-empty. */
-        double l = lo[dim], u = hi[dim], a;
-        do {
+            double l = lo[dim], u = hi[dim];
             a = l + rng->next_double(rng->state) * (u - l);
-        } while (!(a < u));
+            if (ex[dim]) {
+                /* Exact: a draw that rounds up to u is redrawn, so that both
+                 * children are non-empty. */
+                while (!(a < u)) {
+                    a = l + rng->next_double(rng->state) * (u - l);
+                }
+                break;
+            }
+            /* A cut between two of the node's points separates them: the
+             * first few points' extent settles most candidates of a large
+             * node without a pass over all of them. */
+            extent(rows, s->perm, d, st, st + MT_MIN(e - st, MT_PROBE), dim, gather, &l, &u);
+            if (l <= a && a < u) {
+                break;
+            }
+            extent(rows, s->perm, d, st, e, dim, gather, &l, &u);
+            lo[dim] = l;
+            hi[dim] = u;
+            ex[dim] = 1;
+            if (l <= a && a < u) {
+                break; /* the candidate separates the points */
+            }
+            dim = d; /* it does not: the clock goes on from `time` */
+        }
+        if (dim == d || !(time <= lifetime)) {
+            continue;
+        }
 
         /* Partition perm[start:end] (and the rows with it) in place:
          * x_dim <= a first.  Both sides are non-empty (l <= a < u).  The
-         * children are appended first (the node arrays may move), then
-         * their boxes computed during the partition. */
-        size_t st = (size_t)t->start[j], e = (size_t)t->end[j];
+         * children are appended first (the node arrays may move). */
         mt_index left, right;
         int status;
         if ((status = mt_forest_append_node(t, 0, j, (mt_index)st, (mt_index)st, &left)) != MT_OK ||
             (status = mt_forest_append_node(t, 0, j, (mt_index)st, (mt_index)e, &right)) !=
-                MT_OK) {
+                MT_OK ||
+            (status = reserve_exact(s)) != MT_OK) {
             return status;
         }
-        size_t i;
-        if (gather) {
-            i = partition_index(rows, s->perm, d, st, e, dim, a);
-            gather_box(rows, s->perm, d, st, i, t->lower + (size_t)left * d,
-                       t->upper + (size_t)left * d);
-            gather_box(rows, s->perm, d, i, e, t->lower + (size_t)right * d,
-                       t->upper + (size_t)right * d);
-        } else {
-            i = partition_boxes(rows, s->perm, d, st, e, dim, a, t->lower + (size_t)left * d,
-                                t->upper + (size_t)left * d, t->lower + (size_t)right * d,
-                                t->upper + (size_t)right * d);
-        }
+        double lmax, rmin;
+        size_t i = partition(rows, s->perm, d, st, e, dim, a, gather, &lmax, &rmin);
+        /* The children's bounds: the node's, cut at the points' extremes on
+         * either side of a; exact in the split dimension if the node's is
+         * (the outer sides are the node's: a cut taken on the first points'
+         * extent leaves them bounds), in no other. */
+        double *plo = t->lower + (size_t)j * d, *phi = t->upper + (size_t)j * d;
+        double *llo = t->lower + (size_t)left * d, *lhi = t->upper + (size_t)left * d;
+        double *rlo = t->lower + (size_t)right * d, *rhi = t->upper + (size_t)right * d;
+        memcpy(llo, plo, d * sizeof(double));
+        memcpy(lhi, phi, d * sizeof(double));
+        memcpy(rlo, plo, d * sizeof(double));
+        memcpy(rhi, phi, d * sizeof(double));
+        lhi[dim] = lmax;
+        rlo[dim] = rmin;
+        unsigned char *lex = s->exact + (size_t)left * d, *rex = s->exact + (size_t)right * d;
+        const unsigned char split_exact = s->exact[(size_t)j * d + dim];
+        memset(lex, 0, d);
+        memset(rex, 0, d);
+        lex[dim] = split_exact;
+        rex[dim] = split_exact;
         t->end[left] = (mt_index)i;
         t->start[right] = (mt_index)i;
         t->left[j] = left;
@@ -320,6 +409,40 @@ static int grow_stack(scratch *s, double *restrict rows, size_t d,
     return MT_OK;
 }
 
+/* Replace every bound by the data box: a leaf's from its points (unless
+ * every side is exact), an internal node's as the union of its children's
+ * (children have larger ids, so a reverse sweep finishes them first). */
+static void finish_boxes(scratch *s, const double *restrict rows, size_t d, int gather)
+{
+    mt_forest *t = &s->tree;
+    for (size_t j = t->n_nodes; j-- > 0;) {
+        double *lo = t->lower + j * d, *hi = t->upper + j * d;
+        mt_index l = t->left[j], r = t->right[j];
+        if (l != MT_NONE) {
+            const double *llo = t->lower + (size_t)l * d, *lhi = t->upper + (size_t)l * d;
+            const double *rlo = t->lower + (size_t)r * d, *rhi = t->upper + (size_t)r * d;
+            for (size_t k = 0; k < d; ++k) {
+                lo[k] = MT_MIN(llo[k], rlo[k]);
+                hi[k] = MT_MAX(lhi[k], rhi[k]);
+            }
+            continue;
+        }
+        const unsigned char *ex = s->exact + j * d;
+        size_t k = 0;
+        while (k < d && ex[k]) {
+            ++k;
+        }
+        if (k == d) {
+            continue;
+        }
+        if (gather) {
+            gather_box(rows, s->perm, d, (size_t)t->start[j], (size_t)t->end[j], lo, hi);
+        } else {
+            data_box(rows, d, (size_t)t->start[j], (size_t)t->end[j], lo, hi);
+        }
+    }
+}
+
 /* Allocate a thread's scratch for trees on n points (nodes reserved
  * later), with its own permutation of n points if `own_perm` (an
  * extension permutes a copy, so that the forest is unchanged if it fails);
@@ -330,6 +453,8 @@ static int scratch_init(scratch *s, size_t d, size_t n, int own_perm)
     int status = mt_forest_init(&s->tree, 1, d);
     s->perm = NULL;
     s->own_perm = own_perm;
+    s->exact = NULL;
+    s->exact_nodes = 0;
     if (status != MT_OK || !own_perm) {
         return status;
     }
@@ -343,7 +468,10 @@ static void scratch_free(scratch *s)
     if (s->own_perm) {
         free(s->perm);
     }
+    free(s->exact);
     s->perm = NULL;
+    s->exact = NULL;
+    s->exact_nodes = 0;
 }
 
 /* Grow a tree from its root on all n points, whose rows are `rows` (in
@@ -354,25 +482,31 @@ static int scratch_fit(scratch *s, double *rows, size_t n, size_t d,
     mt_index root;
     int status;
     if ((status = mt_forest_reserve_nodes(&s->tree, MT_SCRATCH_NODES)) != MT_OK ||
-        (status = mt_forest_append_node(&s->tree, 0, MT_NONE, 0, (mt_index)n, &root)) != MT_OK) {
+        (status = mt_forest_append_node(&s->tree, 0, MT_NONE, 0, (mt_index)n, &root)) != MT_OK ||
+        (status = reserve_exact(s)) != MT_OK) {
         return status;
     }
     for (size_t i = 0; i < n; ++i) {
         s->perm[i] = (mt_index)i;
     }
     data_box(rows, d, 0, n, s->tree.lower, s->tree.upper);
+    memset(s->exact, 1, d);
     stack[0] = root;
-    return grow_stack(s, rows, d, lifetime, 0.0, rng, stack, 1, gather);
+    if ((status = grow_stack(s, rows, d, lifetime, 0.0, rng, stack, 1, gather)) != MT_OK) {
+        return status;
+    }
+    finish_boxes(s, rows, d, gather);
+    return MT_OK;
 }
 
-/* Copy tree m of f into the scratch, in local ids. */
+/* Copy tree m of f into the scratch, in local ids (every box exact). */
 static int scratch_load(scratch *s, const mt_forest *f, size_t m)
 {
     const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
     const size_t n = (size_t)(hi - lo), d = f->n_features;
     mt_forest *t = &s->tree;
     int status = mt_forest_reserve_nodes(t, n < MT_SCRATCH_NODES / 2 ? MT_SCRATCH_NODES : 2 * n);
-    if (status != MT_OK) {
+    if (status != MT_OK || (status = reserve_exact(s)) != MT_OK) {
         return status;
     }
     for (size_t j = 0; j < n; ++j) {
@@ -390,6 +524,7 @@ static int scratch_load(scratch *s, const mt_forest *f, size_t m)
     memcpy(t->lower, f->lower + (size_t)lo * d, n * d * sizeof(double));
     memcpy(t->upper, f->upper + (size_t)lo * d, n * d * sizeof(double));
     memcpy(s->perm, mt_forest_perm(f, m), f->n_points * sizeof(mt_index));
+    memset(s->exact, 1, n * d);
     t->n_nodes = n;
     t->node_offset[1] = (mt_index)n;
     return MT_OK;
@@ -403,6 +538,7 @@ static int scratch_extend(scratch *s, const double *X, size_t n, size_t d, doubl
                           int gather)
 {
     size_t n_stack = 0;
+    int status;
     if (gather) {
         rows = (double *)X; /* read only: the gathering partition moves perm alone */
     } else {
@@ -416,7 +552,12 @@ static int scratch_extend(scratch *s, const double *X, size_t n, size_t d, doubl
             stack[n_stack++] = (mt_index)j;
         }
     }
-    return grow_stack(s, rows, d, lifetime, from, rng, stack, n_stack, gather);
+    if ((status = grow_stack(s, rows, d, lifetime, from, rng, stack, n_stack, gather)) !=
+        MT_OK) {
+        return status;
+    }
+    finish_boxes(s, rows, d, gather);
+    return MT_OK;
 }
 
 /* Keep the tree grown in the scratch: its nodes at their exact size and,
