@@ -2,11 +2,12 @@
 accuracy against the plain forests, and times.
 
     python asv_bench/debiased_check.py [--replicates 50] [--trees 100] [--n-jobs 2]
-                                       [--large 100000] [--skip-coverage]
+                                       [--large 100000] [--skip-coverage] [--noise 0.5]
 
 1. Coverage of the 95 % intervals of ``DebiasedMondrianForestRegressor()``
-   at its defaults (J = 1, a = (1, 1.5), λ by the AIMSE rule of thumb) on
-   y = sin(2πx₁) (+ x₂²) + N(0, 0.5²), x uniform on [0, 1]^d, n = 2000, at
+   at its defaults (J = 1, a = (1, 1.5), λ by the AIMSE rule of thumb,
+   ``variance='loo'``) and with ``variance='cku'`` on
+   y = sin(2πx₁) (+ x₂²) + N(0, s²), s = ``--noise``, x uniform on [0, 1]^d, n = 2000, at
    50 fixed interior points (uniform on [0.1, 0.9]^d), over independent
    replicates (data and trees): the mean coverage, its standard error over
    replicates (each replicate's 50 points share data and trees, so the
@@ -39,15 +40,16 @@ def truth(X):
     return np.sin(2 * np.pi * X[:, 0]) + (X[:, 1] ** 2 if X.shape[1] > 1 else 0.0)
 
 
-def coverage(d, replicates, trees, n_jobs, order):
+def coverage(d, replicates, trees, n_jobs, order, variance="loo", noise=0.5):
     grid = np.random.default_rng(99).uniform(0.1, 0.9, (50, d))
     cov, width, lam = [], [], []
     for r in range(replicates):
         rng = np.random.default_rng(r)
         X = rng.random((2000, d))
-        y = truth(X) + 0.5 * rng.normal(size=2000)
+        y = truth(X) + noise * rng.normal(size=2000)
         model = DebiasedMondrianForestRegressor(n_trees=trees, debias_order=order,
-                                                random_state=r, n_jobs=n_jobs).fit(X, y)
+                                                random_state=r, n_jobs=n_jobs,
+                                                variance=variance).fit(X, y)
         _, ci = model.predict(grid, return_ci=True)
         f = truth(grid)
         cov.append(np.mean((ci[:, 0] <= f) & (f <= ci[:, 1])))
@@ -86,17 +88,21 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--large", type=int, default=100000)
     parser.add_argument("--skip-coverage", action="store_true")
+    parser.add_argument("--noise", type=float, default=0.5)
     args = parser.parse_args()
     kw = dict(n_trees=args.trees, random_state=0, n_jobs=args.n_jobs)
 
     if not args.skip_coverage:
-        print(f"1. coverage of 95 % intervals, n = 2000, {args.replicates} replicates x 50 "
-              f"points, {args.trees} trees")
-        print(f"{'d':>2} {'J':>2} {'coverage':>9} {'se':>6} {'width':>7} {'mean λ':>8}")
+        print(f"1. coverage of 95 % intervals, n = 2000, noise sd {args.noise}, "
+              f"{args.replicates} replicates x 50 points, {args.trees} trees")
+        print(f"{'d':>2} {'J':>2} {'variance':>8} {'coverage':>9} {'se':>6} {'width':>7} "
+              f"{'mean λ':>8}")
         for d in (1, 2):
-            for order in (1, 0):
-                c, se, w, lam = coverage(d, args.replicates, args.trees, args.n_jobs, order)
-                print(f"{d:>2} {order:>2} {c:>9.3f} {se:>6.3f} {w:>7.3f} {lam:>8.2f}")
+            for order, variance in ((1, "loo"), (1, "cku"), (0, "loo")):
+                c, se, w, lam = coverage(d, args.replicates, args.trees, args.n_jobs, order,
+                                         variance, args.noise)
+                print(f"{d:>2} {order:>2} {variance:>8} {c:>9.3f} {se:>6.3f} {w:>7.3f} "
+                      f"{lam:>8.2f}", flush=True)
 
     n = args.large
     rng = np.random.default_rng(0)
