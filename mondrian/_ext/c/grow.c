@@ -23,7 +23,11 @@
  * does not separate changes nothing (by memorylessness the clock goes on
  * from its time).  Checking one takes the points' extent in ITS dimension
  * only, one coordinate per point, after which that side of B' is exact
- * (flagged, so it is never scanned again at the node).  The children of a
+ * (flagged, so it is never scanned again at the node); the extent of the
+ * node's first MT_PROBE points, inside it, settles most candidates of a
+ * large node at once, and a node of at most MT_SMALL_NODE points takes
+ * its exact box when it is reached (a loose bound would draw candidates
+ * that miss, up to D of them, on every small node).  The children of a
  * split are exact in the split dimension (the partition finds the largest
  * left and smallest right coordinate); every other side is inherited.  A
  * candidate beyond the lifetime ends the node without any scan, so most
