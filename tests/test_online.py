@@ -643,6 +643,28 @@ def test_extend_after_partial_fit_renumbers_the_columns_and_keeps_the_trees(rng)
         Forest(2, 2).insert(np.zeros((1, 2)))
 
 
+def test_partial_fit_after_extend_keeps_the_forest_valid(rng):
+    # extend appends the new nodes after a tree's old ones, so the next
+    # insertion's renumbering moves some old nodes before others: insert.c
+    # then copies the old boxes aside instead of moving them in place (the
+    # order it checks).  Boxes, slices and links must come out right either
+    # way, and the cells at the fitted lifetime are those of the points'
+    # lookups.
+    X = rng.random((400, 3))
+    mf = MondrianFeatures(6, 2.0, random_state=3).fit(X[:300])
+    mf.extend(6.0)
+    mf.partial_fit(X[300:350]).partial_fit(X[350:])
+    f = mf.forest_
+    assert f.n_points == 400
+    _assert_forest_valid(f)
+    for m in range(f.n_trees):
+        lo, hi = f.node_offset[m], f.node_offset[m + 1]
+        assert np.all(f.parent[lo + 1:hi] < np.arange(lo + 1, hi))
+    for lam in (1.0, 6.0):
+        np.testing.assert_array_equal(mf.transform(X, lam).toarray(),
+                                      mf.training_features(lam).toarray())
+
+
 def test_parallel_insertion_of_a_large_batch_equals_the_serial_one(rng):
     """40 trees x 30,000 points: above insert.c's serial threshold (2^20
     entries of work), so n_jobs=2 runs the trees on two threads."""
