@@ -469,13 +469,14 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
                 cs = np.concatenate([[0.0], np.cumsum(values)])
                 out[nodes] = cs[end[nodes]] - cs[start[nodes]]
         noise = np.divide(total, valid, out=np.full(total.size, np.nan), where=valid > 0)
-        # Parents have smaller ids than their children: one pass in id order
-        # hands a parent's value down to the nodes without one.  A root
-        # always has one (some point has h_i < 1, and every root holds
-        # every point).
+        # Nodes without a value take their parent's, level by level (a
+        # vectorised step per level of the longest run of such nodes): every
+        # root has one (some point has h_i < 1, and a root holds every point).
         parent = np.array(forest.parent, dtype=np.int64)
-        for j in np.flatnonzero(np.isnan(noise)):
-            noise[j] = noise[parent[j]]
+        missing = np.flatnonzero(np.isnan(noise))
+        while missing.size:
+            noise[missing] = noise[parent[missing]]
+            missing = missing[np.isnan(noise[missing])]
         self._noise = noise
 
     def _lifetimes(self) -> np.ndarray:
