@@ -107,8 +107,9 @@ across x's cells, (μ(X_i) - μ(x))² ~ |∇μ|² × (cell width)², of order λ
 so the intervals over-cover where μ varies across a cell as much as the
 noise: 95 % intervals covered 0.969 ± 0.004 (d = 2, noise sd 0.5) and
 0.982 ± 0.002 (d = 2, noise sd 0.2) of 50 points over 50 replicates
-(n = 2000, μ = sin(2πx₁) + x₂², defaults; ``asv_bench/debiased_check.py``).  The default, ``variance='loo'``,
-takes the spread of the leave-one-out residuals instead,
+(n = 2000, μ = sin(2πx₁) + x₂², defaults; ``asv_bench/debiased_check.py``).
+The default, ``variance='loo'``, takes the spread of the leave-one-out
+residuals instead,
 
 .. math::
 
@@ -421,15 +422,15 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         self._node_stats(y - self.y_mean_)
         self.variance_ = self.variance
         if self.variance == "loo":
-            self._loo_noise(X, y - self.y_mean_)
+            self._loo_noise(y - self.y_mean_)
         return self
 
-    def _loo_noise(self, X: np.ndarray, yc: np.ndarray) -> None:
+    def _loo_noise(self, yc: np.ndarray) -> None:
         """Every node's mean of ẽ_i² over its training points that have a
         leave-one-out residual (h_i < 1), its parent's where none has
         (``_noise``, for σ̂²(x) with ``variance='loo'``); CKU's estimator
         (``variance_ = 'cku'``, with a warning) if no point has one."""
-        n = X.shape[0]
+        n = yc.shape[0]
         forest = self.features_.forest_
         start = np.array(forest.start, dtype=np.int64)
         end = np.array(forest.end, dtype=np.int64)
@@ -459,15 +460,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
             self.variance_ = "cku"
             return
         resid2 = np.where(has, ((yc - fit) / np.where(has, 1.0 - h, 1.0)) ** 2, 0.0)
-        offset = np.array(forest.node_offset, dtype=np.int64)
-        total = np.empty(start.size)
-        valid = np.empty(start.size)
-        for t in range(forest.n_trees):
-            nodes = slice(offset[t], offset[t + 1])
-            order = np.asarray(forest.perm[t])
-            for out, values in ((total, resid2[order]), (valid, has[order].astype(np.float64))):
-                cs = np.concatenate([[0.0], np.cumsum(values)])
-                out[nodes] = cs[end[nodes]] - cs[start[nodes]]
+        total = forest.node_sums(resid2)
+        valid = forest.node_sums(has.astype(np.float64))
         noise = np.divide(total, valid, out=np.full(total.size, np.nan), where=valid > 0)
         # Nodes without a value take their parent's, level by level (a
         # vectorised step per level of the longest run of such nodes): every

@@ -168,9 +168,10 @@ def auto_dual_trees_wide(n_points: int, sensitivity: float = 0.0,
     base = _trees_in_budget(n_points, AUTO_DUAL_TREE_BUDGET, AUTO_DUAL_MAX_TREES)
     if not sensitivity > 0.0:
         return base
-    wanted = int(np.ceil(first * min(float(sensitivity), 1e3) / TREE_EXCESS))
     high = _trees_in_budget(n_points, AUTO_DUAL_TREE_BUDGET_HIGH, AUTO_DUAL_HIGH_MAX_TREES)
-    return max(base, min(wanted, high))
+    # In floating point, so that sensitivity=inf (the most any measurement
+    # could ask for) gives the high budget.
+    return max(base, int(min(np.ceil(first * float(sensitivity) / TREE_EXCESS), high)))
 
 
 def tree_sensitivity(labels: np.ndarray, y: np.ndarray, alpha: float,

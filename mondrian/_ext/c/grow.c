@@ -117,42 +117,33 @@ static inline void merge1(const double *restrict row, size_t d, double *restrict
     }
 }
 
-/* Bounding box of the rows start..end-1 (end > start) of `rows` (n x d,
- * row-major), four at a time. */
-static void data_box(const double *restrict rows, size_t d, size_t start, size_t end,
-                     double *restrict lo, double *restrict hi)
+/* Row i of a node's points: rows[perm[i]] with `gather` (the rows in their
+ * own order), else rows[i] (the rows in perm's order). */
+static inline const double *row_at(const double *rows, const mt_index *perm, size_t d,
+                                   size_t i, int gather)
 {
-    const double *row = rows + start * d;
-    size_t i = start + 1;
-    for (size_t k = 0; k < d; ++k) {
-        lo[k] = row[k];
-        hi[k] = row[k];
-    }
-    for (; i + 4 <= end; i += 4) {
-        const double *r0 = rows + i * d;
-        merge4(r0, r0 + d, r0 + 2 * d, r0 + 3 * d, d, lo, hi);
-    }
-    for (; i < end; ++i) {
-        merge1(rows + i * d, d, lo, hi);
-    }
+    return rows + (gather ? (size_t)perm[i] : i) * d;
 }
 
-/* Bounding box of the rows src[perm[start..end-1]] (end > start). */
-static void gather_box(const double *restrict src, const mt_index *restrict perm, size_t d,
-                       size_t start, size_t end, double *restrict lo, double *restrict hi)
+/* Bounding box [lo, hi] of a node's points, positions start..end-1
+ * (end > start), four rows at a time. */
+static void node_box(const double *restrict rows, const mt_index *restrict perm, size_t d,
+                     size_t start, size_t end, int gather, double *restrict lo,
+                     double *restrict hi)
 {
-    const double *row = src + (size_t)perm[start] * d;
+    const double *row = row_at(rows, perm, d, start, gather);
     size_t i = start + 1;
     for (size_t k = 0; k < d; ++k) {
         lo[k] = row[k];
         hi[k] = row[k];
     }
     for (; i + 4 <= end; i += 4) {
-        merge4(src + (size_t)perm[i] * d, src + (size_t)perm[i + 1] * d,
-               src + (size_t)perm[i + 2] * d, src + (size_t)perm[i + 3] * d, d, lo, hi);
+        merge4(row_at(rows, perm, d, i, gather), row_at(rows, perm, d, i + 1, gather),
+               row_at(rows, perm, d, i + 2, gather), row_at(rows, perm, d, i + 3, gather), d,
+               lo, hi);
     }
     for (; i < end; ++i) {
-        merge1(src + (size_t)perm[i] * d, d, lo, hi);
+        merge1(row_at(rows, perm, d, i, gather), d, lo, hi);
     }
 }
 
@@ -180,7 +171,7 @@ static void gather_box(const double *restrict src, const mt_index *restrict perm
 static inline double coord(const double *restrict rows, const mt_index *restrict perm, size_t d,
                            size_t i, size_t k, int gather)
 {
-    return gather ? rows[(size_t)perm[i] * d + k] : rows[i * d + k];
+    return row_at(rows, perm, d, i, gather)[k];
 }
 
 /* [*lo, *hi] = the extent of coordinate k over positions st..e-1 (e > st),
@@ -306,11 +297,7 @@ static int grow_stack(scratch *s, double *restrict rows, size_t d,
         if (e - st <= MT_SMALL_NODE) {
             /* A few points: their box outright (a bound would draw
              * candidates that miss, and scans, up to D of them). */
-            if (gather) {
-                gather_box(rows, s->perm, d, st, e, lo, hi);
-            } else {
-                data_box(rows, d, st, e, lo, hi);
-            }
+            node_box(rows, s->perm, d, st, e, gather, lo, hi);
             memset(ex, 1, d);
         }
         for (;;) {
@@ -439,11 +426,7 @@ static void finish_boxes(scratch *s, const double *restrict rows, size_t d, int 
         if (k == d) {
             continue;
         }
-        if (gather) {
-            gather_box(rows, s->perm, d, (size_t)t->start[j], (size_t)t->end[j], lo, hi);
-        } else {
-            data_box(rows, d, (size_t)t->start[j], (size_t)t->end[j], lo, hi);
-        }
+        node_box(rows, s->perm, d, (size_t)t->start[j], (size_t)t->end[j], gather, lo, hi);
     }
 }
 
@@ -493,7 +476,7 @@ static int scratch_fit(scratch *s, double *rows, size_t n, size_t d,
     for (size_t i = 0; i < n; ++i) {
         s->perm[i] = (mt_index)i;
     }
-    data_box(rows, d, 0, n, s->tree.lower, s->tree.upper);
+    node_box(rows, s->perm, d, 0, n, gather, s->tree.lower, s->tree.upper);
     memset(s->exact, 1, d);
     stack[0] = root;
     if ((status = grow_stack(s, rows, d, lifetime, 0.0, rng, stack, 1, gather)) != MT_OK) {
