@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.spatial.distance
 
 from mondrian import MondrianFeatures, MondrianKernelRidgeCV
 from mondrian._ext._dual import symmetric_eigh
@@ -132,6 +133,24 @@ def test_lifetime_scale_is_inverse_median_l1_distance():
     d = np.abs(X[:, None, :] - X[None, :, :]).sum(-1)[np.triu_indices(30, 1)]
     assert lifetime_scale(X, rng) == pytest.approx(1.0 / np.median(d), rel=1e-12)
     assert lifetime_scale(np.ones((5, 2)), rng) == 1.0
+
+
+def test_pair_l1_is_scipys_cityblock_bitwise():
+    # c/scale.h sums each pair's coordinates in order, as scipy's pdist
+    # does, so the distances (hence λ₀ and everything selected from it) are
+    # the same bits: exact equality, over shapes with 0 or 1 row, 0
+    # columns, fewer columns than the four-column sweep, repeated rows and
+    # magnitudes from 1e-300 to 1e6.
+    from mondrian._ext._path import pair_l1
+    rng = np.random.default_rng(3)
+    for n, d in [(0, 3), (1, 3), (2, 0), (2, 1), (7, 3), (9, 4), (33, 5), (64, 21), (5, 130)]:
+        X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-6, 6, d)
+        if n > 3:
+            X[rng.integers(0, n, n // 2)] = X[0]
+        want = scipy.spatial.distance.pdist(X, "cityblock") if n > 1 else np.zeros(0)
+        np.testing.assert_array_equal(pair_l1(X), want)
+        np.testing.assert_array_equal(pair_l1(X * 1e-300), scipy.spatial.distance.pdist(
+            X * 1e-300, "cityblock") if n > 1 else np.zeros(0))
 
 
 def test_lifetime_scale_ignores_zero_distances_of_repeated_rows():

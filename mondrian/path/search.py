@@ -26,6 +26,8 @@ from typing import Callable
 import numpy as np
 import scipy.spatial.distance
 
+from .._ext import _path
+
 __all__ = ["lifetime_scale", "LifetimeSearch", "search_lifetime"]
 
 #: Lowest log₂(λ/λ₀) the search goes down to: at λ₀/2²⁰ every kernel value
@@ -58,7 +60,8 @@ def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000
     n = X.shape[0]
     rows = X if n <= max_rows else X[rng.choice(n, max_rows, replace=False)]
     if rotation is None:
-        dist = scipy.spatial.distance.pdist(rows, metric="cityblock")
+        # scipy's pdist(rows, 'cityblock') bitwise, three times faster (c/scale.h)
+        dist = _path.pair_l1(np.ascontiguousarray(rows, dtype=np.float64))
     else:
         from ..kernels import sphere_l1_mean
         dist = sphere_l1_mean(X.shape[1]) * scipy.spatial.distance.pdist(rows, metric="euclidean")
