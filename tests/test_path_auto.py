@@ -1,6 +1,7 @@
 """MondrianKernelRidgeCV at its defaults: the dual solver with exact
 leave-one-out, the lifetime search around the data's scale, the automatic
 terminal lifetime and alpha grid, and the CG path centred on a dual pilot."""
+import functools
 import warnings
 
 import numpy as np
@@ -258,6 +259,51 @@ def test_search_hands_independent_lifetimes_over_together():
     assert together.stop_reason == alone.stop_reason
     assert batches[0] == [1.0, 0.5]
     assert all(len(b) > 1 for b in batches)
+
+
+def test_search_prefetch_gives_the_one_step_search():
+    # With prefetch the search computes two lifetimes at a time going down
+    # (the step, and the one it needs next if the step is the minimum) and
+    # reveals the second only when it asks for it: the lifetimes, errors and
+    # stop reason are those of the search without it, bit for bit.  Curves
+    # with the minimum far below the start (every step down a pair), near it
+    # (one computed ahead and dropped) and at a second dip that the
+    # one-step descent does not reach (dropped too: it must not change the
+    # selection).
+    curves = [lambda u: (u + 6.3) ** 2 + 1.0, lambda u: (u + 1.2) ** 2 + 1.0,
+              lambda u: min((u + 0.9) ** 2 + 1.0, (u + 3.0) ** 2 + 0.5)]
+    for curve in curves:
+        def evaluate(lam, curve=curve):
+            return np.array([curve(np.log2(lam)), 2.0 * curve(np.log2(lam))])
+
+        computed, revealed = [], []
+
+        def prefetch(lams, evaluate=evaluate):
+            computed.append(list(lams))
+            values = [evaluate(lam) for lam in lams]
+            return [functools.partial(lambda lam, v: (revealed.append(lam), v)[1], lam, v)
+                    for lam, v in zip(lams, values)]
+
+        plain = search_lifetime(evaluate, 1.0, 1.0, extend=lambda lam: None)
+        ahead = search_lifetime(evaluate, 1.0, 1.0, extend=lambda lam: None, prefetch=prefetch)
+        assert ahead.lifetimes.tolist() == plain.lifetimes.tolist()
+        assert np.array_equal(ahead.errors, plain.errors)
+        assert ahead.stop_reason == plain.stop_reason
+        assert computed and all(len(c) == 2 for c in computed)
+        # every lifetime the search kept was revealed or evaluated directly
+        # once; those computed ahead and never revealed are not in the result
+        dropped = {lam for c in computed for lam in c} - set(revealed)
+        assert not dropped & set(ahead.lifetimes.tolist())
+        if curve is curves[0]:
+            # u = log2 λ, minimum at -6.3: after (0, -1), the steps -2 (with
+            # -3 ahead), -3 (revealed), -5 (with -4), -7 (with -6), -9 (with
+            # -8), then the neighbours -6 and -8 revealed: 5 rounds of
+            # computation where the plain search with evaluate_many takes 7
+            # ((0, -1), -2, -3, -5, -7, -9, (-6, -8)); -4, the midpoint of a
+            # step the descent went past, is dropped.
+            assert computed == [[0.25, 0.125], [2.0 ** -5, 2.0 ** -4],
+                                [2.0 ** -7, 2.0 ** -6], [2.0 ** -9, 2.0 ** -8]]
+            assert dropped == {2.0 ** -4}
 
 
 def test_search_stop_reasons():

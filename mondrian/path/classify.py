@@ -56,6 +56,7 @@ lifetime.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -629,6 +630,21 @@ class DualClassScorer:
         for lam, errors in zip(lifetimes, results):
             self.records[lam] = errors
         return results
+
+    def prefetch(self, lifetimes) -> list:
+        """One callable per lifetime that records and returns its errors, the
+        results computed at once (as
+        :meth:`mondrian.path.dual.DualScorer.prefetch`)."""
+        lifetimes = [float(lam) for lam in lifetimes]
+        results = concurrent_lifetimes(self._compute, lifetimes, self.n_jobs, self.Y.shape[0])
+        if results is None:
+            return [functools.partial(self, lam) for lam in lifetimes]
+        return [functools.partial(self._reveal, lam, errors)
+                for lam, errors in zip(lifetimes, results)]
+
+    def _reveal(self, lifetime: float, errors: np.ndarray) -> np.ndarray:
+        self.records[lifetime] = errors
+        return errors
 
     def _compute(self, lifetime: float, n_jobs: int | None) -> np.ndarray:
         """The errors at ``lifetime``; ``n_jobs=None``: one thread for the C

@@ -28,6 +28,7 @@ O(N³): the dual is the solver of choice up to a few thousand points.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -41,6 +42,23 @@ from ..features.mondrian import MondrianFeatures
 #: cores, with another process running, two OpenBLAS threads made a
 #: 600 x 600 eigendecomposition 10x slower (0.49 s against 0.05 s).
 SERIAL_EIGH_ROWS = 2000
+
+#: From this many rows (up to SERIAL_EIGH_ROWS) a lifetime's evaluation is
+#: mostly one eigendecomposition on one thread -- the labels and the kernel
+#: matrix, on every core, take less -- so a second lifetime computed beside
+#: it costs little wall time, and the lifetime search computes the next one
+#: ahead as it descends (``search_lifetime(prefetch=)``, the same
+#: selection).  Below, the kernel matrix of thousands of trees dominates and
+#: already takes every core: a lifetime computed ahead and not needed costs
+#: its full time (450 rows, binary-shaped: 0.94-1.14 -> 1.23-1.27 s).
+PAIR_ROWS = 1000
+
+
+def pairs_pay(n_rows: int, n_jobs: int) -> bool:
+    """Whether the lifetime search on ``n_rows`` rows should compute a
+    lifetime ahead (:data:`PAIR_ROWS`)."""
+    return n_jobs >= 2 and PAIR_ROWS <= n_rows <= SERIAL_EIGH_ROWS
+
 
 _CONTROLLER: list[ThreadpoolController] = []
 
@@ -293,6 +311,20 @@ class DualScorer:
         if parts is None:
             return [self(lam) for lam in lifetimes]
         return [self._record(lam, *part) for lam, part in zip(lifetimes, parts)]
+
+    def prefetch(self, lifetimes) -> list:
+        """One callable per lifetime that records and returns its errors, as
+        ``self(lam)`` would, the results computed at once as in
+        :meth:`evaluate_many` (where that runs them one after another, each
+        is computed when its callable is called).  A result whose callable
+        is never called leaves no trace (:func:`search_lifetime`'s
+        ``prefetch``)."""
+        lifetimes = [float(lam) for lam in lifetimes]
+        parts = concurrent_lifetimes(self._compute, lifetimes, self.n_jobs, self.rows.shape[0])
+        if parts is None:
+            return [functools.partial(self, lam) for lam in lifetimes]
+        return [functools.partial(self._record, lam, *part)
+                for lam, part in zip(lifetimes, parts)]
 
     def _compute(self, lifetime: float, n_jobs: int | None):
         """Errors, ridge and cell count at ``lifetime`` (no state is touched).

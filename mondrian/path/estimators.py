@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import numbers
 import sys
@@ -49,7 +50,7 @@ from .._validation import (check_alphas, check_array_input, check_bool, check_fr
                            check_target_scale, resolve_n_jobs)
 from ..features.mondrian import MondrianFeatures
 from ..ridge import ridge_solve
-from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels,
+from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels, pairs_pay,
                    mondrian_kernel_matrix)
 from .events import lifetime_grid, split_events
 from .classify import (DualClassScorer, NewtonClassifierPath, class_sample_weights,
@@ -1264,9 +1265,14 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                 progress(done, max(done + 1, _SEARCH_STEPS))
             return errors
 
+        def prefetch(lams):
+            return [functools.partial(lambda reveal: report(reveal()), reveal)
+                    for reveal in scorer.prefetch(lams)]
+
         extend = _forest_extender(features) if p["max_lifetime"] == "auto" else None
         search = search_lifetime(lambda lam: report(scorer(lam)), scale, lam_top, extend=extend,
-                                 evaluate_many=lambda lams: report(scorer.evaluate_many(lams)))
+                                 evaluate_many=lambda lams: report(scorer.evaluate_many(lams)),
+                                 prefetch=prefetch if pairs_pay(train.size, n_jobs) else None)
         lifetime = scorer.best["lifetime"]
         g = int(np.searchsorted(search.lifetimes, lifetime))
         errors = search.errors
@@ -1368,7 +1374,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                 scorer = DualScorer(features, yc, AUTO_DUAL_ALPHAS if isinstance(
                     p["alphas"], str) else p["alphas"], pilot_rows, n_jobs=n_jobs)
                 pilot = search_lifetime(scorer, scale, features.lifetime_, extend=extend,
-                                        evaluate_many=scorer.evaluate_many)
+                                        evaluate_many=scorer.evaluate_many,
+                                        prefetch=scorer.prefetch
+                                        if pairs_pay(pilot_rows.size, n_jobs) else None)
                 g, a = pilot.best
                 lam_c, alpha_c = float(pilot.lifetimes[g]), float(scorer.alphas[a])
                 alphas = (alpha_c * PATH_ALPHA_FACTORS if isinstance(p["alphas"], str)
@@ -2100,7 +2108,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
                                   n_jobs=n_jobs, rotation=self.rotation).fit(X_p)
         scorer = DualClassScorer(forest, codes_p, n_classes, AUTO_DUAL_ALPHAS, n_jobs=n_jobs)
         search = search_lifetime(scorer, scale, scale, extend=_forest_extender(forest),
-                                 evaluate_many=scorer.evaluate_many)
+                                 evaluate_many=scorer.evaluate_many,
+                                 prefetch=scorer.prefetch if pairs_pay(rows.size, n_jobs) else None)
         best = np.min(search.errors, axis=1)
         # The largest lifetime within PILOT_TIE of the smallest error (as the
         # ridge pilot: the best width grows with the number of points).
