@@ -268,6 +268,9 @@ int mt_forest_reserve_points(mt_forest *f, size_t capacity)
     if (perm == NULL) {
         return MT_ERR_NOMEM;
     }
+    if (bytes >= MT_HUGE_PAGE) {
+        mt_advise_huge(perm, bytes);
+    }
     if ((s = mt_grow_zeroed((void **)&f->X, old * d, capacity * d, sizeof(double))) != MT_OK) {
         free(perm);
         return s;
