@@ -127,6 +127,20 @@ class CGIterationsLargeForest:
         path._state.solve(1e-14, 20, 0)
 
 
+def _dual_scorers(X, y):
+    """λ₀ of X and a factory of fresh leave-one-out DualScorers (automatic
+    alphas, two threads) on 1000 trees grown on X to λ₀."""
+    import numpy as np
+    from mondrian.path.dual import DualScorer
+    from mondrian.path.estimators import AUTO_DUAL_ALPHAS
+    from mondrian.path.search import lifetime_scale
+
+    scale = lifetime_scale(X, np.random.default_rng(0))
+    features = MondrianFeatures(n_trees=1000, lifetime=scale, random_state=0, n_jobs=2).fit(X)
+    rows = np.arange(X.shape[0])
+    return scale, lambda: DualScorer(features, y - y.mean(), AUTO_DUAL_ALPHAS, rows, n_jobs=2)
+
+
 class PairL1:
     """The ℓ₁ distances of 1000 rows x 21 (the rows of the CPU data that
     ``lifetime_scale`` draws for λ₀ = 1/median distance): ``c/scale.h``
@@ -167,21 +181,13 @@ class DualSearchDescent:
     timeout = 300
 
     def setup(self, mode):
-        from mondrian.path.dual import DualScorer
-        from mondrian.path.estimators import AUTO_DUAL_ALPHAS
-        from mondrian.path.search import lifetime_scale
-
         import numpy as np
 
         r = np.random.default_rng(0)
         X = r.standard_normal((1200, 5))
         y = (np.sin(0.7 * X[:, 0]) + 0.5 * X[:, 1] - 0.3 * X[:, 2] ** 2
              + 0.05 * r.standard_normal(1200))
-        self.scale = lifetime_scale(X, np.random.default_rng(0))
-        features = MondrianFeatures(n_trees=1000, lifetime=self.scale, random_state=0,
-                                    n_jobs=2).fit(X)
-        self.make = lambda: DualScorer(features, y - y.mean(), AUTO_DUAL_ALPHAS,
-                                       np.arange(1200), n_jobs=2)
+        self.scale, self.make = _dual_scorers(X, y)
 
     def time_search(self, mode):
         from mondrian.path.search import search_lifetime
@@ -203,19 +209,10 @@ class DualTwoLifetimes:
     timeout = 300
 
     def setup(self, mode):
-        from mondrian.path.dual import DualScorer
-        from mondrian.path.estimators import AUTO_DUAL_ALPHAS
-        from mondrian.path.search import lifetime_scale
-
         from .bench_defaults import synthetic_regression
-        import numpy as np
 
         X, y, _, _ = synthetic_regression(800)
-        self.lam = lifetime_scale(X, np.random.default_rng(0))
-        features = MondrianFeatures(n_trees=1000, lifetime=self.lam, random_state=0,
-                                    n_jobs=2).fit(X)
-        self.make = lambda: DualScorer(features, y - y.mean(), AUTO_DUAL_ALPHAS,
-                                       np.arange(800), n_jobs=2)
+        self.lam, self.make = _dual_scorers(X, y)
 
     def time_two_lifetimes(self, mode):
         scorer = self.make()
