@@ -306,6 +306,32 @@ def test_search_prefetch_gives_the_one_step_search():
             assert dropped == {2.0 ** -4}
 
 
+def test_prefetch_leaves_the_fit_as_it_was(monkeypatch):
+    # From PAIR_ROWS rows the dual's search computes a lifetime ahead as it
+    # descends; forcing it off must give the same fit bit for bit (a smooth,
+    # low-noise set whose best width is below λ₀, so the search goes down).
+    from mondrian.path import dual as path_dual
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((path_dual.PAIR_ROWS + 50, 5))
+    y = np.sin(0.7 * X[:, 0]) + 0.5 * X[:, 1] - 0.3 * X[:, 2] ** 2 \
+        + 0.05 * rng.standard_normal(X.shape[0])
+    assert path_dual.pairs_pay(X.shape[0], 2)
+    fits = []
+    for on in (True, False):
+        if not on:
+            monkeypatch.setattr(path_estimators, "pairs_pay", lambda n_rows, n_jobs: False)
+        fits.append(MondrianKernelRidgeCV(n_trees=100, n_jobs=2, random_state=0).fit(X, y))
+    ahead, plain = fits
+    assert ahead.lifetime_ < ahead.path_["scale"]     # the search went down
+    # Every table of the path, the scorer's records included: here a
+    # lifetime computed ahead (λ₀/8) is not needed, and must leave no row.
+    for key in ("lifetimes", "validation_mse", "train_mse", "log_marginal_likelihood",
+                "n_features"):
+        np.testing.assert_array_equal(ahead.path_[key], plain.path_[key])
+    assert (ahead.lifetime_, ahead.alpha_) == (plain.lifetime_, plain.alpha_)
+    np.testing.assert_array_equal(ahead.coef_, plain.coef_)
+
+
 def test_search_stop_reasons():
     decreasing = lambda lam: np.array([1.0 / lam])        # noqa: E731
     increasing = lambda lam: np.array([lam])              # noqa: E731
