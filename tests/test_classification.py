@@ -326,6 +326,26 @@ def test_unconverged_solves_warn(problem):
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
+def test_dual_class_scorer_prefetch_records_only_what_is_revealed(problem, n_classes):
+    # prefetch computes lifetimes at once (two Python threads) but records
+    # each only when its callable is called: the revealed errors equal a
+    # one-by-one evaluation bit for bit, and the unrevealed one is absent.
+    from mondrian.path.classify import DualClassScorer
+
+    X, y2, y3, forest = problem
+    codes = y2 if n_classes == 2 else y3
+    alphas = np.logspace(-3, 1, 5)
+    one = DualClassScorer(forest, codes, n_classes, alphas, n_jobs=1)
+    ahead = DualClassScorer(forest, codes, n_classes, alphas, n_jobs=2)
+    now, later = ahead.prefetch([3.0, 1.5])
+    assert ahead.records == {}
+    assert np.array_equal(now(), one(3.0))
+    assert list(ahead.records) == [3.0]
+    del later
+    assert 1.5 not in ahead.records
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
 def test_dual_class_scorer_evaluate_many_equals_one_by_one(problem, n_classes):
     # The classifier's pilot: lifetimes evaluated together (two Python
     # threads) give its leave-one-out errors bit for bit as one by one,

@@ -238,6 +238,28 @@ def test_dual_scorer_evaluate_many_equals_one_by_one(forest, method):
     assert one.best["error"] == many.best["error"]
 
 
+@pytest.mark.parametrize("method", ["loo", "holdout"])
+def test_dual_scorer_prefetch_records_only_what_is_revealed(forest, method):
+    # prefetch computes lifetimes at once (two Python threads); each is
+    # recorded only when its callable is called, with the errors and records
+    # of a one-by-one evaluation bit for bit; one never called leaves none.
+    _, y, mf = forest
+    rows = np.arange(120)
+    kw = dict(val_rows=np.arange(120, 160)) if method == "holdout" else {}
+    alphas = np.logspace(-4, 1, 6)
+    one = DualScorer(mf, y, alphas, rows, n_jobs=1, **kw)
+    ahead = DualScorer(mf, y, alphas, rows, n_jobs=2, **kw)
+    now, later, unused = ahead.prefetch([0.5, 0.25, 1.0])
+    assert ahead.records["lifetimes"] == []
+    assert np.array_equal(later(), one(0.25))
+    assert np.array_equal(now(), one(0.5))
+    assert ahead.records["lifetimes"] == [0.25, 0.5]
+    for key in one.records:
+        assert np.array_equal(np.asarray(one.records[key]), np.asarray(ahead.records[key]))
+    assert ahead.best["lifetime"] == one.best["lifetime"]
+    del unused
+
+
 def test_search_hands_independent_lifetimes_over_together():
     # The first two lifetimes, and the neighbours of the minimum filled in
     # at the end, go to evaluate_many together; the search and its result
