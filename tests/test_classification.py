@@ -326,11 +326,15 @@ def test_unconverged_solves_warn(problem):
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_dual_class_scorer_prefetch_records_only_what_is_revealed(problem, n_classes):
+def test_dual_class_scorer_prefetch_records_only_what_is_revealed(problem, n_classes,
+                                                                  monkeypatch):
     # prefetch computes lifetimes at once (two Python threads) but records
     # each only when its callable is called: the revealed errors equal a
     # one-by-one evaluation bit for bit, and the unrevealed one is absent.
+    # (The problem's rows are fewer than PAIR_ROWS, where prefetch declines.)
+    from mondrian.path import dual as path_dual
     from mondrian.path.classify import DualClassScorer
+    monkeypatch.setattr(path_dual, "PAIR_ROWS", 1)
 
     X, y2, y3, forest = problem
     codes = y2 if n_classes == 2 else y3

@@ -239,11 +239,16 @@ def test_dual_scorer_evaluate_many_equals_one_by_one(forest, method):
 
 
 @pytest.mark.parametrize("method", ["loo", "holdout"])
-def test_dual_scorer_prefetch_records_only_what_is_revealed(forest, method):
+def test_dual_scorer_prefetch_records_only_what_is_revealed(forest, method, monkeypatch):
     # prefetch computes lifetimes at once (two Python threads); each is
     # recorded only when its callable is called, with the errors and records
     # of a one-by-one evaluation bit for bit; one never called leaves none.
+    # It declines (None) below PAIR_ROWS rows and on one thread.
+    from mondrian.path import dual as path_dual
     _, y, mf = forest
+    assert DualScorer(mf, y, np.ones(1), np.arange(120), n_jobs=2).prefetch([0.5, 0.25]) is None
+    monkeypatch.setattr(path_dual, "PAIR_ROWS", 100)
+    assert DualScorer(mf, y, np.ones(1), np.arange(120), n_jobs=1).prefetch([0.5, 0.25]) is None
     rows = np.arange(120)
     kw = dict(val_rows=np.arange(120, 160)) if method == "holdout" else {}
     alphas = np.logspace(-4, 1, 6)
@@ -337,11 +342,11 @@ def test_prefetch_leaves_the_fit_as_it_was(monkeypatch):
     X = rng.standard_normal((path_dual.PAIR_ROWS + 50, 5))
     y = np.sin(0.7 * X[:, 0]) + 0.5 * X[:, 1] - 0.3 * X[:, 2] ** 2 \
         + 0.05 * rng.standard_normal(X.shape[0])
-    assert path_dual.pairs_pay(X.shape[0], 2)
+    assert X.shape[0] >= path_dual.PAIR_ROWS
     fits = []
     for on in (True, False):
-        if not on:
-            monkeypatch.setattr(path_estimators, "pairs_pay", lambda n_rows, n_jobs: False)
+        if not on:   # prefetch declines below PAIR_ROWS rows
+            monkeypatch.setattr(path_dual, "PAIR_ROWS", X.shape[0] + 1)
         fits.append(MondrianKernelRidgeCV(n_trees=100, n_jobs=2, random_state=0).fit(X, y))
     ahead, plain = fits
     assert ahead.lifetime_ < ahead.path_["scale"]     # the search went down

@@ -56,7 +56,6 @@ lifetime.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,7 +66,7 @@ from .._ext._dual import symmetric_eigh
 from .._validation import check_int, check_positive_float, resolve_n_jobs
 from ..features.mondrian import MondrianFeatures
 from .dual import (SERIAL_EIGH_ROWS, blas_threads, cell_labels, concurrent_lifetimes,
-                   mondrian_kernel_matrix)
+                   mondrian_kernel_matrix, prefetch_lifetimes)
 
 __all__ = ["LOSSES", "NewtonClassifierPath", "NewtonResult", "newton_cg", "DualClassScorer",
            "class_sample_weights"]
@@ -627,20 +626,14 @@ class DualClassScorer:
         results = concurrent_lifetimes(self._compute, lifetimes, self.n_jobs, self.Y.shape[0])
         if results is None:
             return [self(lam) for lam in lifetimes]
-        for lam, errors in zip(lifetimes, results):
-            self.records[lam] = errors
-        return results
+        return [self._reveal(lam, errors) for lam, errors in zip(lifetimes, results)]
 
-    def prefetch(self, lifetimes) -> list:
-        """One callable per lifetime that records and returns its errors, the
-        results computed at once (as
-        :meth:`mondrian.path.dual.DualScorer.prefetch`)."""
-        lifetimes = [float(lam) for lam in lifetimes]
-        results = concurrent_lifetimes(self._compute, lifetimes, self.n_jobs, self.Y.shape[0])
-        if results is None:
-            return [functools.partial(self, lam) for lam in lifetimes]
-        return [functools.partial(self._reveal, lam, errors)
-                for lam, errors in zip(lifetimes, results)]
+    def prefetch(self, lifetimes) -> list | None:
+        """Callables that record and return the errors at ``lifetimes``,
+        computed at once, or None where that does not pay
+        (:func:`mondrian.path.dual.prefetch_lifetimes`)."""
+        return prefetch_lifetimes(self._compute, lifetimes, self.n_jobs, self.Y.shape[0],
+                                  self._reveal)
 
     def _reveal(self, lifetime: float, errors: np.ndarray) -> np.ndarray:
         self.records[lifetime] = errors

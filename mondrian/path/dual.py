@@ -46,18 +46,31 @@ SERIAL_EIGH_ROWS = 2000
 #: From this many rows (up to SERIAL_EIGH_ROWS) a lifetime's evaluation is
 #: mostly one eigendecomposition on one thread -- the labels and the kernel
 #: matrix, on every core, take less -- so a second lifetime computed beside
-#: it costs little wall time, and the lifetime search computes the next one
-#: ahead as it descends (``search_lifetime(prefetch=)``, the same
-#: selection).  Below, the kernel matrix of thousands of trees dominates and
-#: already takes every core: a lifetime computed ahead and not needed costs
-#: its full time (450 rows, binary-shaped: 0.94-1.14 -> 1.23-1.27 s).
+#: it costs little wall time, and the scorers' ``prefetch`` computes the
+#: lifetime the search will need next as it descends
+#: (``search_lifetime(prefetch=)``, the same selection).  Below, the kernel
+#: matrix of thousands of trees dominates and already takes every core: a
+#: lifetime computed ahead and not needed would cost its full time (450
+#: rows, binary-shaped: 0.94-1.14 -> 1.23-1.27 s), so ``prefetch`` declines.
 PAIR_ROWS = 1000
 
 
-def pairs_pay(n_rows: int, n_jobs: int) -> bool:
-    """Whether the lifetime search on ``n_rows`` rows should compute a
-    lifetime ahead (:data:`PAIR_ROWS`)."""
-    return n_jobs >= 2 and PAIR_ROWS <= n_rows <= SERIAL_EIGH_ROWS
+def prefetch_lifetimes(compute, lifetimes, n_jobs: int, n_rows: int, record) -> list | None:
+    """A dual scorer's ``prefetch`` (:func:`~mondrian.path.search.search_lifetime`):
+    from :data:`PAIR_ROWS` rows, ``compute(lam, None)`` for every lifetime at
+    once (:func:`concurrent_lifetimes`), and one callable per lifetime that
+    records its result (``record(lam, part)``, which returns the errors) when
+    it is called; a result never asked for leaves no trace.  None where
+    computing ahead does not pay (fewer rows, one core, or too many rows for
+    decompositions side by side): the search then evaluates one lifetime at
+    a time."""
+    if n_rows < PAIR_ROWS:
+        return None
+    lifetimes = [float(lam) for lam in lifetimes]
+    parts = concurrent_lifetimes(compute, lifetimes, n_jobs, n_rows)
+    if parts is None:
+        return None
+    return [functools.partial(record, lam, part) for lam, part in zip(lifetimes, parts)]
 
 
 _CONTROLLER: list[ThreadpoolController] = []
@@ -312,19 +325,12 @@ class DualScorer:
             return [self(lam) for lam in lifetimes]
         return [self._record(lam, *part) for lam, part in zip(lifetimes, parts)]
 
-    def prefetch(self, lifetimes) -> list:
-        """One callable per lifetime that records and returns its errors, as
-        ``self(lam)`` would, the results computed at once as in
-        :meth:`evaluate_many` (where that runs them one after another, each
-        is computed when its callable is called).  A result whose callable
-        is never called leaves no trace (:func:`search_lifetime`'s
-        ``prefetch``)."""
-        lifetimes = [float(lam) for lam in lifetimes]
-        parts = concurrent_lifetimes(self._compute, lifetimes, self.n_jobs, self.rows.shape[0])
-        if parts is None:
-            return [functools.partial(self, lam) for lam in lifetimes]
-        return [functools.partial(self._record, lam, *part)
-                for lam, part in zip(lifetimes, parts)]
+    def prefetch(self, lifetimes) -> list | None:
+        """Callables that record and return the errors at ``lifetimes``, as
+        ``self(lam)`` would, computed at once (:func:`prefetch_lifetimes`),
+        or None where that does not pay."""
+        return prefetch_lifetimes(self._compute, lifetimes, self.n_jobs, self.rows.shape[0],
+                                  lambda lam, part: self._record(lam, *part))
 
     def _compute(self, lifetime: float, n_jobs: int | None):
         """Errors, ridge and cell count at ``lifetime`` (no state is touched).

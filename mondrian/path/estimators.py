@@ -50,7 +50,7 @@ from .._validation import (check_alphas, check_array_input, check_bool, check_fr
                            check_target_scale, resolve_n_jobs)
 from ..features.mondrian import MondrianFeatures
 from ..ridge import ridge_solve
-from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels, pairs_pay,
+from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels,
                    mondrian_kernel_matrix)
 from .events import lifetime_grid, split_events
 from .classify import (DualClassScorer, NewtonClassifierPath, class_sample_weights,
@@ -1266,13 +1266,14 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             return errors
 
         def prefetch(lams):
-            return [functools.partial(lambda reveal: report(reveal()), reveal)
-                    for reveal in scorer.prefetch(lams)]
+            reveals = scorer.prefetch(lams)
+            return None if reveals is None else [
+                functools.partial(lambda reveal: report(reveal()), reveal) for reveal in reveals]
 
         extend = _forest_extender(features) if p["max_lifetime"] == "auto" else None
         search = search_lifetime(lambda lam: report(scorer(lam)), scale, lam_top, extend=extend,
                                  evaluate_many=lambda lams: report(scorer.evaluate_many(lams)),
-                                 prefetch=prefetch if pairs_pay(train.size, n_jobs) else None)
+                                 prefetch=prefetch)
         lifetime = scorer.best["lifetime"]
         g = int(np.searchsorted(search.lifetimes, lifetime))
         errors = search.errors
@@ -1375,8 +1376,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                     p["alphas"], str) else p["alphas"], pilot_rows, n_jobs=n_jobs)
                 pilot = search_lifetime(scorer, scale, features.lifetime_, extend=extend,
                                         evaluate_many=scorer.evaluate_many,
-                                        prefetch=scorer.prefetch
-                                        if pairs_pay(pilot_rows.size, n_jobs) else None)
+                                        prefetch=scorer.prefetch)
                 g, a = pilot.best
                 lam_c, alpha_c = float(pilot.lifetimes[g]), float(scorer.alphas[a])
                 alphas = (alpha_c * PATH_ALPHA_FACTORS if isinstance(p["alphas"], str)
@@ -2109,7 +2109,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         scorer = DualClassScorer(forest, codes_p, n_classes, AUTO_DUAL_ALPHAS, n_jobs=n_jobs)
         search = search_lifetime(scorer, scale, scale, extend=_forest_extender(forest),
                                  evaluate_many=scorer.evaluate_many,
-                                 prefetch=scorer.prefetch if pairs_pay(rows.size, n_jobs) else None)
+                                 prefetch=scorer.prefetch)
         best = np.min(search.errors, axis=1)
         # The largest lifetime within PILOT_TIE of the smallest error (as the
         # ridge pilot: the best width grows with the number of points).

@@ -153,8 +153,9 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
     prefetch : callable, optional
         ``prefetch(lifetimes)`` computes the results at ``lifetimes`` at once
         (e.g. in parallel) and returns one zero-argument callable per
-        lifetime that records and returns its errors when called
-        (:meth:`~mondrian.path.dual.DualScorer.prefetch`).  Going down, the
+        lifetime that records and returns its errors when called, or None if
+        it declines (:meth:`~mondrian.path.dual.DualScorer.prefetch`: below
+        :data:`~mondrian.path.dual.PAIR_ROWS` rows).  Going down, the
         search then computes the step down together with the lifetime it
         needs next if that step is the minimum (the next octave, or the
         midpoint of a two-octave step), and calls the second only when it
@@ -191,12 +192,14 @@ def search_lifetime(evaluate: Callable[[float], np.ndarray], scale: float,
 
     def ev_ahead(u: float, then: float) -> None:
         """Evaluate u; compute ``then`` with it, to be revealed if asked for."""
-        if prefetch is None or then < LOG2_FLOOR or u in scores or u in ahead \
-                or then in scores or then in ahead:
+        reveals = None
+        if prefetch is not None and then >= LOG2_FLOOR and u not in scores and \
+                u not in ahead and then not in scores and then not in ahead:
+            reveals = prefetch([lifetime(u), lifetime(then)])
+        if reveals is None:
             ev(u)
             return
-        now, later = prefetch([lifetime(u), lifetime(then)])
-        ahead[then] = later
+        now, ahead[then] = reveals
         scores[u] = np.asarray(now(), dtype=np.float64)
 
     def best_u() -> float:

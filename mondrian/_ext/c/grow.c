@@ -366,8 +366,8 @@ static int grow_stack(scratch *s, double *restrict rows, size_t d,
             }
             dim = d; /* it does not: the clock goes on from `time` */
         }
-        if (dim == d || !(time <= lifetime)) {
-            continue;
+        if (dim == d) {
+            continue; /* no separating cut before the lifetime */
         }
 
         /* Partition perm[start:end] (and the rows with it) in place:
