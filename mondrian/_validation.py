@@ -388,6 +388,9 @@ def _check_array_input(estimator, X, *, reset: bool, name: str, y, y_numeric: bo
             X = validate_data(estimator, X, **kwargs)
         _check_range(X, name)
         return X
+    if not reset and _is_ready(estimator, X) and _y_is_ready(y, X.shape[0]):
+        _check_range(X, name)
+        return X, y
     with _naming(f"{name}, y"):
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, multi_output=True, **kwargs)
     _check_range(X, name)
@@ -432,6 +435,21 @@ def _is_ready(estimator, X) -> bool:
         return False
     with np.errstate(over="ignore", invalid="ignore"):
         return bool(np.isfinite(np.add.reduce(X, axis=None)))
+
+
+def _y_is_ready(y, n_rows: int) -> bool:
+    """True if y is what scikit-learn's validation of a supervised target
+    returns unchanged: a 1-d ndarray (not a subclass) of n_rows finite
+    floats or of integers (the streams of ``partial_fit`` calls, where the
+    generic checks cost more than the work)."""
+    if type(y) is not np.ndarray or y.ndim != 1 or y.shape[0] != n_rows:
+        return False
+    if y.dtype.kind in "iu":
+        return True
+    if y.dtype != np.float64:
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.add.reduce(y)))
 
 
 def _check_range(X: np.ndarray, name: str) -> None:

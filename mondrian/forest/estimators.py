@@ -69,6 +69,7 @@ from .._validation import (check_array_input, check_bool, check_fitted_features,
                           check_lifetime, check_positive_float, check_random_generator,
                           check_rotation, check_target_scale, resolve_n_jobs)
 from ..features import MondrianFeatures
+from ..features.mondrian import _check_joint_range
 from . import aggregation as amf
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
@@ -158,6 +159,15 @@ class _ShareToken:
     __slots__ = ("__weakref__",)
 
 
+def _column(y):
+    """``column_or_1d(y, warn=True)``, without its generic checks for a 1-d
+    ndarray (returned as it is), which cost more than a small batch's
+    insertion."""
+    if type(y) is np.ndarray and y.ndim == 1:
+        return y
+    return column_or_1d(y, warn=True)
+
+
 def _check_auto_or_positive(value, name: str, *, allow_zero: bool = False):
     if isinstance(value, str):
         if value != "auto":
@@ -166,8 +176,104 @@ def _check_auto_or_positive(value, name: str, *, allow_zero: bool = False):
     return check_positive_float(value, name, allow_zero=allow_zero)
 
 
+#: ``partial_fit`` keeps the points of a fitted forest aside, and inserts
+#: them all at once when anything reads the fitted state, or when they
+#: reach as many as the trees hold or PENDING_BYTES (``_settle``).
+PENDING_BYTES = 64 * 2**20
+
+
+class _Settled:
+    """A fitted attribute that depends on the points ``partial_fit`` keeps
+    aside: reading it first inserts them (``_MondrianForestBase._settle``).
+    The value lives in the instance's ``__dict__`` under ``"_" + name``."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name, self.key = name, "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        obj._settle()
+        try:
+            return obj.__dict__[self.key]
+        except KeyError:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute "
+                                 f"{self.name!r}") from None
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.key] = value
+
+    def __delete__(self, obj) -> None:
+        try:
+            del obj.__dict__[self.key]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+
+def _merge_chunks(chunks: tuple, new: tuple) -> tuple:
+    """``chunks`` (a tuple of (X, targets) pairs, sizes non-increasing)
+    with ``new`` appended, the last two merged while the last is at least
+    as large as the one before it (as in a binary counter): O(log n) chunks,
+    each row copied O(log n) times in all.  A new tuple: copies of the
+    estimator never share what they append."""
+    chunks = chunks + (new,)
+    while len(chunks) > 1 and chunks[-1][0].shape[0] >= chunks[-2][0].shape[0]:
+        (Xa, ta), (Xb, tb) = chunks[-2], chunks[-1]
+        chunks = chunks[:-2] + ((np.concatenate([Xa, Xb]), np.concatenate([ta, tb])),)
+    return chunks
+
+
 class _MondrianForestBase(BaseEstimator):
     """Tree growth, lifetime selection and partial_fit shared by both forests."""
+
+    # The fitted state that the points partial_fit keeps aside change.
+    features_ = _Settled()
+    amf_state_ = _Settled()
+    step_ = _Settled()
+    _targets = _Settled()
+
+    def _settle(self) -> None:
+        """Insert the points ``partial_fit`` kept aside (if any), in their
+        order, as one batch: the trees, statistics and weights are then
+        those that inserting them call by call gives, bit for bit (the
+        insertion draws each tree's numbers point after point, and neither
+        the trees nor the statistics depend on how the stream was cut:
+        ``c/insert.h``, :mod:`mondrian.forest.aggregation`)."""
+        chunks = self.__dict__.get("_pending")
+        if not chunks:
+            return
+        self.__dict__["_pending"] = ()
+        self.__dict__["_pending_bounds"] = None
+        if len(chunks) == 1:
+            X, targets = chunks[0]
+        else:
+            X = np.concatenate([c[0] for c in chunks])
+            targets = np.concatenate([c[1] for c in chunks])
+        self._partial_fit_points(X, targets)
+
+    def _defer_points(self, X: np.ndarray, targets: np.ndarray) -> None:
+        """Keep the validated points X (and their targets) aside for
+        ``_settle``; settle once they are as many as the points the trees
+        hold, or PENDING_BYTES.  Inserting a batch costs a pass over every
+        node (the renumbering, ``c/insert.h``) plus the walks of its
+        points, so a stream taken point by point would cost a pass per
+        point; kept aside, it costs O(log n) passes in all."""
+        d = self.__dict__
+        X = np.array(X, dtype=np.float64, order="C", copy=True)  # not the caller's memory
+        forest = d["_features_"].forest_
+        bounds = d.get("_pending_bounds")
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        if bounds is not None:
+            lo, hi = np.minimum(lo, bounds[0]), np.maximum(hi, bounds[1])
+        # The points' range with the trees' and the other waiting points':
+        # rejected here, not when they are inserted.
+        _check_joint_range(forest, np.vstack([lo, hi]))
+        chunks = _merge_chunks(d.get("_pending") or (), (X, targets))
+        d["_pending"] = chunks
+        d["_pending_bounds"] = (lo, hi)
+        rows = sum(c[0].shape[0] for c in chunks)
+        if rows >= max(forest.n_points, 1) or rows * (X.shape[1] + 1) * 8 >= PENDING_BYTES:
+            self._settle()
 
     def _check_common(self) -> dict:
         lifetime = self.lifetime
@@ -213,6 +319,8 @@ class _MondrianForestBase(BaseEstimator):
         point."""
         rng = check_random_generator(self.random_state)
         self._resolved = None
+        self.__dict__["_pending"] = ()  # points kept aside by an earlier fit's partial_fit
+        self.__dict__["_pending_bounds"] = None
         if params["aggregation"]:
             return self._fit_aggregated(X, targets, params, rng)
         n = X.shape[0]
@@ -286,6 +394,8 @@ class _MondrianForestBase(BaseEstimator):
         if ``select_hyper`` (else their defaults)."""
         grid = self._hyper_grid()
         default = self._default_hyper(grid)
+        self.__dict__["_pending"] = ()
+        self.__dict__["_pending_bounds"] = None
         self.features_ = features
         self._targets = np.array(targets)
         self._compute_stats()
@@ -603,6 +713,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     True
     """
 
+    node_count_ = _Settled()
+    node_sum_ = _Settled()
+    node_sumsq_ = _Settled()
+
     def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, noise_variance="auto", prior_scale="auto",
@@ -791,6 +905,14 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         taken in order: the result is the one of ``fit`` on the final
         trees with all the points in order.
 
+        The points are inserted when the fitted state is next read
+        (``predict``, ``forest_``, the node statistics...), or once those
+        waiting are as many as the points the trees hold (or 64 MiB), all
+        of them as one batch: the result is bit for bit that of inserting
+        each call's points at once, and a stream given point by point costs
+        O(log n) passes over the nodes instead of one per call.  Their
+        values are checked (and copied) here.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -802,12 +924,12 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         -------
         self
         """
-        if not hasattr(self, "features_"):
+        if "_features_" not in self.__dict__:
             return self.fit(X, y)
         X, y = check_array_input(self, X, reset=False, y=y, y_numeric=True)
-        y = column_or_1d(y, warn=True).astype(np.float64)
+        y = _column(y).astype(np.float64, copy=False)
         check_target_scale(y)
-        self._partial_fit_points(X, y - self.y_mean_)
+        self._defer_points(X, y - self.y_mean_)
         return self
 
     def _compute_stats(self) -> None:
@@ -1061,6 +1183,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     array([1., 1.])
     """
 
+    node_counts_ = _Settled()
+
     def __init__(self, n_trees: int = 100, lifetime="auto", *, random_state=None,
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, discount="auto",
@@ -1130,6 +1254,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         recomputed exactly from the trees' point slices once per batch
         (with ``aggregation=True``: the node weights carried over and the
         new points taken in order).  Labels must be among ``classes_``.
+        As in :meth:`MondrianForestRegressor.partial_fit`, the points wait
+        until the fitted state is next read (or until they are as many as
+        the trees hold) and are then inserted as one batch, with the same
+        result bit for bit.
 
         Parameters
         ----------
@@ -1145,7 +1273,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         -------
         self
         """
-        if not hasattr(self, "features_"):
+        if "_features_" not in self.__dict__:
             self.fit(X, y)
             if classes is not None:
                 all_classes = np.unique(np.asarray(classes))
@@ -1164,13 +1292,13 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
             raise ValueError(f"classes={classes!r} differs from the fitted classes_ "
                              f"{self.classes_!r}")
         X, y = check_array_input(self, X, reset=False, y=y)
-        y = column_or_1d(y, warn=True)
+        y = _column(y)
         unknown = ~np.isin(y, self.classes_)
         if np.any(unknown):
             raise ValueError(f"y has labels not seen in fit: {np.unique(y[unknown])!r}; "
                              f"pass every label as classes= on the first partial_fit")
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
-        self._partial_fit_points(X, codes)
+        self._defer_points(X, codes)
         return self
 
     def _compute_stats(self) -> None:
