@@ -2,14 +2,17 @@
 against river's AMF: speed of one online pass, test RMSE and accuracy.
 
     python asv_bench/amf_check.py [--trees 50] [--n-jobs 2] [--seed 0]
-                                  [--batches 1000 100] [--repeat 3]
+                                  [--batches 1 1000 100] [--prequential 100]
+                                  [--repeat 3]
                                   [--river-rows N] [--rows 10000] [--no-river]
 
 1. Speed on the CPU data (6554 x 21 training points, X and y standardised
    with the training statistics), ``--trees`` trees: ``fit`` with
    aggregation (trees grown in batch, then the points taken in order
-   through them), and one online pass of ``partial_fit`` over the stream in
-   batches of each ``--batches`` size.  Minimum over ``--repeat`` runs
+   through them), one online pass of ``partial_fit`` over the stream in
+   batches of each ``--batches`` size (ending when the points that
+   ``partial_fit`` keeps aside are in the trees), and a prequential pass
+   (predict each batch of ``--prequential`` points, then learn it).  Minimum over ``--repeat`` runs
    (the machine is shared: times are noisy).
 2. Test RMSE (units of the training targets' sd) of
    ``MondrianForestRegressor(aggregation=True)`` at its defaults (after
@@ -54,7 +57,20 @@ def best_time(fn, repeat):
 def online(model, X, y, batch):
     for s in range(0, len(y), batch):
         model.partial_fit(X[s:s + batch], y[s:s + batch])
+    model.amf_state_  # the pass ends when the waiting points are in the trees
     return model
+
+
+def prequential(model, X, y, start, every):
+    """Fit on the first ``start`` points, then predict each next point
+    before learning it, in batches of ``every`` (predict a batch, then
+    partial_fit it): the squared errors of the predictions."""
+    model.fit(X[:start], y[:start])
+    errors = []
+    for s in range(start, len(y), every):
+        errors.append((model.predict(X[s:s + every]) - y[s:s + every]) ** 2)
+        model.partial_fit(X[s:s + every], y[s:s + every])
+    return np.concatenate(errors)
 
 
 def river_pass(model, X, y, Xte):
@@ -82,7 +98,10 @@ def main(argv=None):
     ap.add_argument("--trees", type=int, default=50)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batches", type=int, nargs="*", default=[1000, 100])
+    ap.add_argument("--batches", type=int, nargs="*", default=[1, 1000, 100])
+    ap.add_argument("--prequential", type=int, nargs="*", default=[100],
+                    help="batch sizes of a predict-then-learn pass (each prediction "
+                         "inserts the waiting points: a pass over the nodes per batch)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--river-rows", type=int, default=None)
     ap.add_argument("--rows", type=int, default=10000)
@@ -112,6 +131,10 @@ def main(argv=None):
     for b in args.batches:
         pass_s, _ = best_time(lambda: online(amf(), Xtr, ytr, b), args.repeat)
         print(f"  online pass, batches of {b:5d}      {pass_s:7.3f} s")
+    for every in args.prequential:
+        secs, err = best_time(lambda: prequential(amf(), Xtr, ytr, 1000, every), 1)
+        print(f"  prequential from 1000, batches of {every:4d}  {secs:7.3f} s   "
+              f"rmse of the predictions before learning {np.sqrt(np.mean(err)):.4f}")
 
     # 2. regression accuracy
     print(f"\n{'data':7s} {'model':44s} {'rmse':>7s} {'learn s':>8s}  notes")
@@ -130,7 +153,7 @@ def main(argv=None):
         b = args.batches[-1]
         secs, m = best_time(lambda: online(amf(), Xtr, ytr, b), 1)
         report(f"MondrianForest aggregation=True, online {b}", m.predict(Xte), secs,
-               f"step {m.step_:.3g} (re-estimated after each batch)")
+               f"step {m.step_:.3g} (re-estimated after each insertion)")
         secs, m = best_time(lambda: MondrianForestRegressor(
             n_trees=args.trees, random_state=args.seed, n_jobs=args.n_jobs).fit(Xtr, ytr), 1)
         report("MondrianForest defaults (smoothed)", m.predict(Xte), secs)
