@@ -280,3 +280,32 @@ def test_forest_arguments_are_checked():
         f.extend(0.5)
     with pytest.raises(IndexError):
         f.tree(2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.random.PCG64(np.random.SeedSequence(7, spawn_key=(3,))),
+    lambda: np.random.PCG64DXSM(5), lambda: np.random.Philox(5), lambda: np.random.SFC64(5),
+    lambda: np.random.MT19937(5),
+    lambda: np.random.Philox(key=np.arange(2, dtype=np.uint64)),  # seedless: deep-copied
+])
+def test_copy_bit_generator_is_an_independent_deepcopy(make):
+    """Forest.copy's generator copy: the next draws (including a buffered
+    half word) and the seed sequence's spawns are a deepcopy's; drawing
+    from the copy leaves the original as it was."""
+    import copy
+    from mondrian._ext._forest import copy_bit_generator
+    g = make()
+    np.random.Generator(g).integers(0, 2**32, size=3, dtype=np.uint32)  # odd: half word left
+    ours, ref, untouched = copy_bit_generator(g), copy.deepcopy(g), copy.deepcopy(g)
+    assert type(ours) is type(g) and ours is not g
+    a = np.random.Generator(ours).integers(0, 2**32, size=5, dtype=np.uint32)
+    np.testing.assert_array_equal(a, np.random.Generator(ref).integers(0, 2**32, size=5,
+                                                                        dtype=np.uint32))
+    np.testing.assert_array_equal(ours.random_raw(4), ref.random_raw(4))
+    np.testing.assert_array_equal(g.random_raw(9), untouched.random_raw(9))
+    if type(g.seed_seq) is np.random.SeedSequence:
+        assert ours.seed_seq is not g.seed_seq
+        kids = [c.generate_state(4) for c in ours.seed_seq.spawn(2)]
+        for k, r in zip(kids, ref.seed_seq.spawn(2)):
+            np.testing.assert_array_equal(k, r.generate_state(4))
+        assert g.seed_seq.n_children_spawned == 0

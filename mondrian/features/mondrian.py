@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._ext._forest import Forest
+from .._ext._forest import Forest, copy_bit_generator
 from .._progress import check_verbose, progress
 from .._dask import is_dask_collection
 from .._validation import (available_memory, check_array_input, check_bool, check_int,
@@ -635,9 +635,8 @@ class _MemoryBudget:
                 f"{lifetime:.6g}")
         if pilot_peak > self.available:
             self._refuse(what, self.peak(bound), self._advice(lifetime))
-        import copy
         pilot = Forest(k, self.d)
-        pilot.fit(X, lifetime, [copy.deepcopy(g) for g in streams[:k]], 1,
+        pilot.fit(X, lifetime, [copy_bit_generator(g) for g in streams[:k]], 1,
                   rotation="uniform" if self.rotated else None)
         estimate = self.m * pilot.n_nodes / k
         del pilot
