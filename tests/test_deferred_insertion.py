@@ -61,7 +61,9 @@ def _assert_same(a, b, kind, aggregation, Xq):
 
 @pytest.mark.parametrize("kind", ["regression", "classes"])
 @pytest.mark.parametrize("aggregation", [False, True])
-def test_deferred_stream_equals_immediate_insertion(kind, aggregation):
+@pytest.mark.parametrize("extra", [{}, {"rotation": "uniform"}, {"max_nodes": 300}],
+                         ids=["plain", "rotated", "capped"])
+def test_deferred_stream_equals_immediate_insertion(kind, aggregation, extra):
     X, y = _data(426, seed=1)
     t = _targets(kind, y)
     Xq, _ = _data(40, seed=5)
@@ -70,7 +72,7 @@ def test_deferred_stream_equals_immediate_insertion(kind, aggregation):
     # at 160 (in one merged chunk) and at 360 (in two: 140 and 60 points),
     # and the last 66 wait in four chunks (40, 20, 5, 1) until the read.
     cuts = [60, 61, 62, 70, 71, 100, 160, 300, 360, 400, 420, 425, 426]
-    read, deferred, whole = (_make(kind, aggregation) for _ in range(3))
+    read, deferred, whole = (_make(kind, aggregation, **extra) for _ in range(3))
     for model in (read, deferred, whole):
         model.fit(X[:60], t[:60])
     for a, b in zip(cuts[:-1], cuts[1:]):
@@ -81,6 +83,8 @@ def test_deferred_stream_equals_immediate_insertion(kind, aggregation):
     assert deferred.__dict__["_features_"].forest_.n_points == 360
     assert [c[0].shape[0] for c in deferred.__dict__["_pending"]] == [40, 20, 5, 1]
     assert deferred.forest_.n_points == 426
+    if "max_nodes" in extra:  # the cap was reached: points joined leaves
+        assert np.diff(deferred.forest_.node_offset).max() == extra["max_nodes"] - 1
     _assert_same(read, deferred, kind, aggregation, Xq)
     _assert_same(read, whole, kind, aggregation, Xq)
 
