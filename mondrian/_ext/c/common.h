@@ -45,8 +45,11 @@ static inline int mt_mul_size(size_t a, size_t b, size_t *out)
  * buffers (tens of MB per fit) took 5.4 thousand faults when growing 50
  * trees on the CPU data, a quarter of the CPU time spent in the kernel;
  * with the advice 2.1-2.5 thousand.  numpy advises its large arrays so.
- * The advice is for fresh blocks: on a block that realloc grew (already
- * committed in part) it multiplied an insertion's faults instead.
+ * The advice is for fresh blocks that are never realloc'd: realloc moves
+ * a large block's pages (mremap), and moving advised pages to an address
+ * not aligned like them splits them -- growing a forest's node arrays so
+ * for an insertion took 290-420 ms where a fresh advised block and a copy
+ * take 80-100 ms (mt_forest_extend_nodes).
  * mt_alloc_large: malloc with that advice for blocks of MT_HUGE_PAGE bytes
  * or more.
  */
@@ -87,32 +90,6 @@ static inline int mt_grow_zeroed(void **array, size_t old_n, size_t new_n, size_
         memcpy(p, *array, old_n * size);
     }
     free(*array);
-    *array = p;
-    return MT_OK;
-}
-
-/*
- * mt_grow_zeroed for an array whose new part the caller is about to fill:
- * realloc keeps the contents (glibc moves a large block's pages with
- * mremap, without copying them) and the new part is zeroed in place, so it
- * is committed at once -- for a capacity about to be used, not a
- * speculative one.  On failure *array is unchanged.
- */
-static inline int mt_grow_zeroed_in_place(void **array, size_t old_n, size_t new_n,
-                                          size_t size)
-{
-    size_t bytes;
-    void *p;
-    if (mt_mul_size(new_n, size, &bytes) != MT_OK) {
-        return MT_ERR_OVERFLOW;
-    }
-    p = realloc(*array, bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        return MT_ERR_NOMEM;
-    }
-    if (new_n > old_n) {
-        memset((char *)p + old_n * size, 0, (new_n - old_n) * size);
-    }
     *array = p;
     return MT_OK;
 }

@@ -188,17 +188,10 @@ void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n
     }
 }
 
-/* One array grown from old to capacity elements, lazily (calloc and copy:
- * the new part is committed when used) or in place (realloc: no copy, the
- * new part committed at once). */
-static int grow_array(void **array, size_t old, size_t capacity, size_t size, int in_place)
-{
-    return in_place ? mt_grow_zeroed_in_place(array, old, capacity, size)
-                    : mt_grow_zeroed(array, old, capacity, size);
-}
-
-/* The node arrays grown to `capacity`, the boxes too if with_boxes. */
-static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes, int in_place)
+/* The node arrays grown to `capacity`, the boxes too if with_boxes: each a
+ * fresh zeroed block with the old contents copied (mt_grow_zeroed; its
+ * untouched part stays uncommitted). */
+static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
 {
     size_t old = f->node_capacity, d = f->n_features, box_new;
     int s;
@@ -209,24 +202,23 @@ static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes, int in_p
         mt_mul_size(box_new, sizeof(double), &box_new) != MT_OK) {
         return MT_ERR_OVERFLOW;
     }
-    /* Each array grows on its own; on failure the ones already grown are
-     * larger than node_capacity says, which is harmless. */
-    if ((s = grow_array((void **)&f->tree_of, old, capacity, sizeof(mt_index), in_place)) ||
-        (s = grow_array((void **)&f->parent, old, capacity, sizeof(mt_index), in_place)) ||
-        (s = grow_array((void **)&f->left, old, capacity, sizeof(mt_index), in_place)) ||
-        (s = grow_array((void **)&f->right, old, capacity, sizeof(mt_index), in_place)) ||
-        (s = grow_array((void **)&f->feature, old, capacity, sizeof(mt_index), in_place)) ||
-        (s = grow_array((void **)&f->start, old, capacity, sizeof(mt_index), in_place)) ||
-        (s = grow_array((void **)&f->end, old, capacity, sizeof(mt_index), in_place)) ||
-        (s = grow_array((void **)&f->threshold, old, capacity, sizeof(double), in_place)) ||
-        (s = grow_array((void **)&f->tau, old, capacity, sizeof(double), in_place)) ||
+    /* Each array grows on its own (so the copy needs room for one array at
+     * a time); on failure the ones already grown are larger than
+     * node_capacity says, which is harmless. */
+    if ((s = mt_grow_zeroed((void **)&f->tree_of, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->parent, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->left, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->right, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->feature, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->start, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->end, old, capacity, sizeof(mt_index))) ||
+        (s = mt_grow_zeroed((void **)&f->threshold, old, capacity, sizeof(double))) ||
+        (s = mt_grow_zeroed((void **)&f->tau, old, capacity, sizeof(double))) ||
         (with_boxes &&
-         ((s = grow_array((void **)&f->lower, old * d, capacity * d, sizeof(double),
-                          in_place)) ||
-          (s = grow_array((void **)&f->upper, old * d, capacity * d, sizeof(double),
-                          in_place)))) ||
+         ((s = mt_grow_zeroed((void **)&f->lower, old * d, capacity * d, sizeof(double))) ||
+          (s = mt_grow_zeroed((void **)&f->upper, old * d, capacity * d, sizeof(double))))) ||
         (f->key != NULL &&
-         (s = grow_array((void **)&f->key, old, capacity, sizeof(mt_index), in_place)))) {
+         (s = mt_grow_zeroed((void **)&f->key, old, capacity, sizeof(mt_index))))) {
         return s;
     }
     f->node_capacity = capacity;
@@ -235,17 +227,21 @@ static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes, int in_p
 
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
 {
-    return reserve_nodes(f, capacity, 1, 0);
+    return reserve_nodes(f, capacity, 1);
 }
 
 int mt_forest_extend_nodes(mt_forest *f, size_t capacity)
 {
-    return reserve_nodes(f, capacity, 1, 1);
+    const size_t old = f->node_capacity, slack = old + old / 2;
+    if (capacity <= old) {
+        return MT_OK;
+    }
+    return reserve_nodes(f, slack > capacity ? slack : capacity, 1);
 }
 
 int mt_forest_reserve_links(mt_forest *f, size_t capacity)
 {
-    return reserve_nodes(f, capacity, 0, 0);
+    return reserve_nodes(f, capacity, 0);
 }
 
 int mt_forest_reserve_points(mt_forest *f, size_t capacity)

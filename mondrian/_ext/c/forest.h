@@ -107,14 +107,12 @@ void mt_forest_free(mt_forest *f);
  * forest is unchanged in content. */
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
 
-/* mt_forest_reserve_nodes for a capacity the caller is about to fill: the
- * arrays grow in place (realloc: no copy of the nodes there are; glibc
- * moves a large block's pages), the new part zeroed, hence committed, at
- * once.  mt_forest_reserve_nodes copies every array into a fresh zeroed
- * block instead, whose untouched part stays uncommitted: right for a
- * speculative capacity (doubling), costly for a large forest that gains a
- * little (insert.c: a copy of every node per batch).  On failure the
- * forest is unchanged in content. */
+/* Room for at least `capacity` nodes, for a forest that grows by
+ * insertions (insert.c): when it must grow, to at least half again its
+ * capacity, so that a stream of small batches copies the node arrays
+ * O(log n) times (each array into a fresh block, as
+ * mt_forest_reserve_nodes; realloc would move advised huge pages and split
+ * them: common.h).  On failure the forest is unchanged in content. */
 int mt_forest_extend_nodes(mt_forest *f, size_t capacity);
 
 /* mt_forest_reserve_nodes for every node array but the boxes (lower,

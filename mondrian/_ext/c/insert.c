@@ -502,11 +502,12 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     /* 2. The forest's room for the worst case: the nodes, the points (by
      * doubling), and the keys on the first insertion (the last fallible step:
      * a forest with keys is a forest that took insertions).  The nodes:
-     * exactly the worst case, in place (mt_forest_extend_nodes: no copy of
-     * the forest, the new part committed at once, so not a doubling).
-     * Copying every array into a doubled fresh block took 0.16 s of the
-     * 0.34 s that inserting 1311 held-out points into 50 trees of 10 000
-     * nodes took (CPU data). */
+     * the worst case, with slack (mt_forest_extend_nodes), in fresh
+     * blocks: their untouched part is never committed.  Growing the
+     * arrays in place by realloc took 290-420 ms of the 0.6-0.75 s that
+     * inserting 1311 held-out points into 100 trees of 10 000 nodes took
+     * (CPU data; the arrays' huge pages split as realloc moved them), the
+     * copy into fresh blocks 80-100 ms. */
     if ((status = mt_forest_extend_nodes(f, worst)) != MT_OK) {
         goto cleanup;
     }

@@ -82,8 +82,9 @@
  * in every tree, within max_nodes), is made before the walk, the first
  * change to the forest.  Trees are processed in parallel, tree m drawing
  * only from rngs[m], and packed in tree order: the result does not depend
- * on the number of threads.  The forest's node capacity grows in place to
- * the worst case (mt_forest_extend_nodes), its point capacity by doubling.
+ * on the number of threads.  The forest's node capacity grows to the
+ * worst case or by half (mt_forest_extend_nodes), its point capacity by
+ * doubling.
  *
  * Cost: O(depth) per point and tree, plus O(nodes + points) per tree and
  * batch for the renumbering, the moves and the permutation (so batches,
