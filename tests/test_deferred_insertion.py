@@ -157,10 +157,10 @@ def test_fit_drops_waiting_points_and_pickle_keeps_them():
     model.fit(X[:100], y[:100])
     model.partial_fit(X[100:120], y[100:120])
     clone = pickle.loads(pickle.dumps(model))
-    shallow = copy.copy(model)
-    shallow.partial_fit(X[120:130], y[120:130])  # not seen by model
+    assert clone.__dict__["_features_"].forest_.n_points == 100  # still waiting
     np.testing.assert_array_equal(clone.predict(Xq), model.predict(Xq))
     assert model.forest_.n_points == 120
+    assert clone.forest_.n_points == 120
     refit = copy.deepcopy(model)
     refit.partial_fit(X[120:], y[120:])
     refit.fit(X[:100], y[:100])
@@ -194,3 +194,18 @@ def test_target_forms_give_the_same_stream():
         model.partial_fit(X[60:62], bad)
     with pytest.raises(ValueError, match="inconsistent|samples"):
         model.partial_fit(X[60:62], y[60:63])
+
+
+def test_shallow_copy_does_not_insert_the_waiting_points_twice():
+    """A shallow copy shares the trees: it is taken after the waiting points
+    are inserted, so that neither copy inserts them again."""
+    X, y = _data(150, seed=10)
+    model = MondrianForestRegressor(n_trees=3, random_state=0, aggregation=True)
+    model.fit(X[:100], y[:100])
+    model.partial_fit(X[100:120], y[100:120])
+    shallow = copy.copy(model)
+    assert shallow.forest_ is model.forest_
+    assert shallow.forest_.n_points == 120
+    model.predict(X[:2])
+    assert model.forest_.n_points == 120
+    np.testing.assert_array_equal(shallow.amf_state_, model.amf_state_)

@@ -251,6 +251,15 @@ class _MondrianForestBase(BaseEstimator):
             targets = np.concatenate([c[1] for c in chunks])
         self._partial_fit_points(X, targets)
 
+    def __copy__(self):
+        """A shallow copy, taken once the waiting points are in the trees:
+        the copy shares the fitted objects (as shallow copies do), so it must
+        not also hold, and later insert, the same waiting points."""
+        self._settle()
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
     def _defer_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Keep the validated points X (and their targets) aside for
         ``_settle``; settle once they are as many as the points the trees
