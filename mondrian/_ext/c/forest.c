@@ -232,11 +232,19 @@ int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
 
 int mt_forest_extend_nodes(mt_forest *f, size_t capacity)
 {
-    const size_t old = f->node_capacity, slack = old + old / 2;
+    const size_t old = f->node_capacity, half = old / 2;
+    int s;
     if (capacity <= old) {
         return MT_OK;
     }
-    return reserve_nodes(f, slack > capacity ? slack : capacity, 1);
+    if (half <= SIZE_MAX - old && old + half > capacity) {
+        /* the slack is a convenience: without room for it, the capacity */
+        s = reserve_nodes(f, old + half, 1);
+        if (s != MT_ERR_NOMEM && s != MT_ERR_OVERFLOW) {
+            return s;
+        }
+    }
+    return reserve_nodes(f, capacity, 1);
 }
 
 int mt_forest_reserve_links(mt_forest *f, size_t capacity)
