@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import column_or_1d, validate_data
 
 __all__ = [
     "check_lifetime",
@@ -450,6 +450,15 @@ def _y_is_ready(y, n_rows: int) -> bool:
         return False
     with np.errstate(over="ignore", invalid="ignore"):
         return bool(np.isfinite(np.add.reduce(y)))
+
+
+def target_column(y):
+    """``column_or_1d(y, warn=True)``, a 1-d ndarray returned as it is
+    without the generic checks (they cost more than a small batch of a
+    ``partial_fit`` stream)."""
+    if type(y) is np.ndarray and y.ndim == 1:
+        return y
+    return column_or_1d(y, warn=True)
 
 
 def _check_range(X: np.ndarray, name: str) -> None:

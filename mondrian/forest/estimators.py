@@ -56,7 +56,6 @@ fit then costs the trees, the statistics and eight belief propagations
 from __future__ import annotations
 
 import copy
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -67,7 +66,8 @@ from .._ext import _mforest
 from .._validation import (check_array_input, check_bool, check_fitted_features,
                           check_fraction, check_int,
                           check_lifetime, check_positive_float, check_random_generator,
-                          check_rotation, check_target_scale, resolve_n_jobs)
+                          check_rotation, check_target_scale, resolve_n_jobs,
+                          target_column)
 from ..features import MondrianFeatures
 from ..features.mondrian import _check_joint_range
 from . import aggregation as amf
@@ -159,15 +159,6 @@ class _ShareToken:
     __slots__ = ("__weakref__",)
 
 
-def _column(y):
-    """``column_or_1d(y, warn=True)``, without its generic checks for a 1-d
-    ndarray (returned as it is), which cost more than a small batch's
-    insertion."""
-    if type(y) is np.ndarray and y.ndim == 1:
-        return y
-    return column_or_1d(y, warn=True)
-
-
 def _check_auto_or_positive(value, name: str, *, allow_zero: bool = False):
     if isinstance(value, str):
         if value != "auto":
@@ -226,7 +217,8 @@ def _merge_chunks(chunks: tuple, new: tuple) -> tuple:
 class _MondrianForestBase(BaseEstimator):
     """Tree growth, lifetime selection and partial_fit shared by both forests."""
 
-    # The fitted state that the points partial_fit keeps aside change.
+    # The fitted state that the points partial_fit keeps aside change in
+    # place when they are inserted (_settle).
     features_ = _Settled()
     amf_state_ = _Settled()
     step_ = _Settled()
@@ -936,7 +928,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         if "_features_" not in self.__dict__:
             return self.fit(X, y)
         X, y = check_array_input(self, X, reset=False, y=y, y_numeric=True)
-        y = _column(y).astype(np.float64, copy=False)
+        y = target_column(y).astype(np.float64, copy=False)
         check_target_scale(y)
         self._defer_points(X, y - self.y_mean_)
         return self
@@ -1301,7 +1293,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
             raise ValueError(f"classes={classes!r} differs from the fitted classes_ "
                              f"{self.classes_!r}")
         X, y = check_array_input(self, X, reset=False, y=y)
-        y = _column(y)
+        y = target_column(y)
         unknown = ~np.isin(y, self.classes_)
         if np.any(unknown):
             raise ValueError(f"y has labels not seen in fit: {np.unique(y[unknown])!r}; "

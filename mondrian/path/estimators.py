@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import hashlib
 import numbers
 import sys
@@ -1268,7 +1267,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         def prefetch(lams):
             reveals = scorer.prefetch(lams)
             return None if reveals is None else [
-                functools.partial(lambda reveal: report(reveal()), reveal) for reveal in reveals]
+                lambda reveal=reveal: report(reveal()) for reveal in reveals]
 
         extend = _forest_extender(features) if p["max_lifetime"] == "auto" else None
         search = search_lifetime(lambda lam: report(scorer(lam)), scale, lam_top, extend=extend,

@@ -109,10 +109,11 @@ int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
 
 /* Room for at least `capacity` nodes, for a forest that grows by
  * insertions (insert.c): when it must grow, to at least half again its
- * capacity, so that a stream of small batches copies the node arrays
- * O(log n) times (each array into a fresh block, as
- * mt_forest_reserve_nodes; realloc would move advised huge pages and split
- * them: common.h).  On failure the forest is unchanged in content. */
+ * capacity (the exact capacity if that slack does not fit in memory), so
+ * that a stream of small batches copies the node arrays O(log n) times
+ * (each array into a fresh block, as mt_forest_reserve_nodes; realloc would
+ * move advised huge pages and split them: common.h).  On failure the
+ * forest is unchanged in content. */
 int mt_forest_extend_nodes(mt_forest *f, size_t capacity);
 
 /* mt_forest_reserve_nodes for every node array but the boxes (lower,
