@@ -1168,10 +1168,13 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                               tol=p["ladder_tol"],
                               local_sweeps=0, n_jobs=n_jobs)
         def scored(path: CGRidgePath, events, lam: float):
-            """The path's weights at ``lam`` (columns) and their held-out MSE."""
+            """The path's weights at ``lam`` (columns) and their held-out MSE.
+            The held-out rows are points of the forest: their predictions
+            are gathered from the path's active-node table (O(rows·M)), with
+            no walk down the trees nor sparse matrix."""
             W = path.node_weights()[:, events.columns_at(lam)]
-            Z = features.transform(X[val], lifetime=lam)
-            return W, np.mean((np.asarray(Z @ W.T) + y_mean - y[val, None]) ** 2, axis=0)
+            pred = path.predict_points(val)
+            return W, np.mean((pred.T + y_mean - y[val, None]) ** 2, axis=0)
 
         lams, errors, iters = [], [], []
         best = (np.inf, lifetime, None, None)
