@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._dask import is_dask_collection
 from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
                           resolve_n_jobs)
-from .features.mondrian import MondrianFeatures, _column_rank
+from .features.mondrian import MondrianFeatures, _column_rank, copy_sharing_trees
 
 __all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
 
@@ -97,37 +97,106 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
     alpha = check_positive_float(alpha, "alpha")
     if solver not in _SOLVERS:
         raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
-    y = np.asarray(y, dtype=np.float64)
+    Phi, y = _check_system(Phi, y)
     n, c = Phi.shape
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} rows but Phi has {n}")
+    tol = check_positive_float(tol, "tol")
+    max_iter = 10 * c if max_iter is None else check_int(max_iter, "max_iter")
+    if x0 is not None:
+        x0 = np.asarray(x0, dtype=np.float64)
+        if x0.shape != (c,) + y.shape[1:]:
+            raise ValueError(f"x0 must have shape {(c,) + y.shape[1:]}, got {x0.shape}")
+        if not np.all(np.isfinite(x0)):
+            raise ValueError("x0 contains NaN or infinity")
+    if gram is not None:
+        if not isinstance(gram, np.ndarray) or gram.dtype != np.float64:
+            gram = np.array(gram, dtype=np.float64)
+        if gram.shape != (c, c):
+            raise ValueError(f"gram must have shape ({c}, {c}), got {gram.shape}")
+        if not np.all(np.isfinite(gram)):
+            raise ValueError("gram contains NaN or infinity")
     if solver == "auto":
         solver = "cholesky" if min(n, c) <= AUTO_CHOLESKY_MAX else "cg"
     if solver == "cholesky":
         if c <= n:
             if gram is not None:
-                if gram.shape != (c, c):
-                    raise ValueError(f"gram must have shape ({c}, {c}), got {gram.shape}")
                 A = gram
             else:
                 A = Phi.T @ Phi
                 A = A.toarray() if sp.issparse(A) else np.array(A)
             A[np.diag_indices_from(A)] += alpha
-            coef = la.cho_solve(la.cho_factor(A, lower=True, overwrite_a=True,
-                                              check_finite=False),
-                                Phi.T @ y, check_finite=False)
-            return RidgeSolution(coef, "cholesky-primal", 0)
+            coef = la.cho_solve(_cholesky_of(A, alpha, "ΦᵀΦ"), Phi.T @ y, check_finite=False)
+            return RidgeSolution(_finite_weights(coef), "cholesky-primal", 0)
         K = Phi @ Phi.T
         K = K.toarray() if sp.issparse(K) else np.array(K)
         K[np.diag_indices_from(K)] += alpha
-        beta = la.cho_solve(la.cho_factor(K, lower=True, overwrite_a=True, check_finite=False),
-                            y, check_finite=False)
-        return RidgeSolution(np.asarray(Phi.T @ beta), "cholesky-dual", 0)
-    tol = check_positive_float(tol, "tol")
-    max_iter = 10 * c if max_iter is None else check_int(max_iter, "max_iter")
+        beta = la.cho_solve(_cholesky_of(K, alpha, "ΦΦᵀ"), y, check_finite=False)
+        return RidgeSolution(_finite_weights(np.asarray(Phi.T @ beta)), "cholesky-dual", 0)
     coef, n_iter = _cg_normal(Phi, np.asarray(Phi.T @ y), alpha, tol=tol, max_iter=max_iter,
                               x0=x0)
-    return RidgeSolution(coef, "cg", n_iter)
+    return RidgeSolution(_finite_weights(coef), "cg", n_iter)
+
+
+def _check_system(Phi, y) -> tuple:
+    """Phi as a float64 sparse matrix or 2-d array, y as float64 of shape
+    (N,) or (N, K), both finite and non-empty, with products that stay
+    finite (ΦᵀΦ and Φᵀy square the entries)."""
+    if sp.issparse(Phi):
+        if Phi.ndim != 2:
+            raise ValueError(f"Phi must be 2-dimensional, got shape {Phi.shape}")
+        if Phi.dtype != np.float64:
+            Phi = Phi.astype(np.float64)
+        values = Phi.data if hasattr(Phi, "data") else Phi.tocsr().data
+    else:
+        try:
+            Phi = np.asarray(Phi, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Phi must be a sparse matrix or a numeric array: {exc}") from None
+        if Phi.ndim != 2:
+            raise ValueError(f"Phi must be 2-dimensional, got shape {Phi.shape}")
+        values = Phi
+    if Phi.shape[0] == 0 or Phi.shape[1] == 0:
+        raise ValueError(f"Phi must be non-empty, got shape {Phi.shape}")
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y must be a numeric array: {exc}") from None
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must have shape (N,) or (N, K), got {y.shape}")
+    if y.shape[0] != Phi.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} rows but Phi has {Phi.shape[0]}")
+    for value, name in ((values, "Phi"), (y, "y")):
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        with np.errstate(over="ignore"):
+            largest = float(np.max(np.abs(value))) if value.size else 0.0
+        # Squares and sums of up to N·C of them must stay finite.
+        if largest > _MAX_ENTRY:
+            raise ValueError(f"{name} is too large for a ridge solve in double precision "
+                             f"(largest |entry| {largest:.3g} > {_MAX_ENTRY:g}); rescale {name}")
+    return Phi, y
+
+
+#: Largest |entry| of Φ and y that :func:`ridge_solve` accepts: squared and
+#: summed over up to 10¹² terms, 1e140 stays far below the float64 maximum.
+_MAX_ENTRY = 1e140
+
+
+def _cholesky_of(A: np.ndarray, alpha: float, what: str):
+    """Cholesky factor of A = what + αI, or FloatingPointError naming alpha."""
+    try:
+        return la.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+    except la.LinAlgError:
+        raise FloatingPointError(
+            f"{what} + alpha·I is not positive definite in floating point (alpha={alpha:g} "
+            f"is too small for the scale of Phi); use a larger alpha") from None
+
+
+def _finite_weights(coef: np.ndarray) -> np.ndarray:
+    """The weights, or FloatingPointError if the solve overflowed."""
+    if not np.all(np.isfinite(coef)):
+        raise FloatingPointError("the ridge solve overflowed (non-finite weights); use a "
+                                 "larger alpha or rescale Phi and y")
+    return coef
 
 
 def _cg_normal(Phi, rhs: np.ndarray, alpha: float, *, tol: float, max_iter: int,
@@ -253,6 +322,11 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.max_nodes = max_nodes
         self.rotation = rotation
 
+
+    def __copy__(self):
+        """A copy that shares the trees until either side changes them
+        (:func:`~mondrian.features.mondrian.copy_sharing_trees`)."""
+        return copy_sharing_trees(self)
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
 
@@ -542,7 +616,12 @@ def _factor(features: MondrianFeatures, alpha: float) -> tuple[np.ndarray, np.nd
     A[np.diag_indices_from(A)] += alpha
     # A is symmetric: its transpose is the Fortran-ordered matrix LAPACK
     # factorises in place.
-    return la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False), order
+    try:
+        return la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False), order
+    except la.LinAlgError:
+        raise FloatingPointError(
+            f"ΦᵀΦ + alpha·I is not positive definite in floating point (alpha={alpha:g} is "
+            f"too small); use a larger alpha") from None
 
 
 def _factor_update(R: np.ndarray, order: np.ndarray, Phi,

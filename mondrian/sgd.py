@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
                           check_random_generator, check_rotation)
-from .features.mondrian import MondrianFeatures
+from .features.mondrian import MondrianFeatures, copy_sharing_trees
 
 __all__ = ["MondrianSGDClassifier"]
 
@@ -142,6 +142,11 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         self.rotation = rotation
 
     # ------------------------------------------------------------- learning
+
+    def __copy__(self):
+        """A copy that shares the trees until either side changes them
+        (:func:`~mondrian.features.mondrian.copy_sharing_trees`)."""
+        return copy_sharing_trees(self)
     def _check_params(self) -> None:
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {self.loss!r}")

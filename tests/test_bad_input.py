@@ -221,3 +221,44 @@ def test_cg_path_memory_error_names_what_it_allocates(monkeypatch):
     with pytest.raises(MemoryError,
                        match=r"CG ridge path: .*40 points x 5 trees x 2 alphas.*n_trees"):
         CGRidgePath(events, X[:, 0], [0.1, 1.0])
+
+
+def test_ridge_solve_converts_and_checks_its_inputs():
+    from mondrian import ridge_solve
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 3))
+    y = X[:, 0]
+    # Integer and boolean features are converted (the Gram matrix too).
+    B = X > 0.5
+    ref = ridge_solve(B.astype(float), y, 1.0).coef
+    np.testing.assert_array_equal(ridge_solve(B, y, 1.0).coef, ref)
+    G = B.T.astype(int) @ B.astype(int)
+    np.testing.assert_allclose(ridge_solve(B.astype(int), y, 1.0, gram=G).coef, ref, rtol=1e-12)
+    np.testing.assert_array_equal(ridge_solve(X.tolist(), y, 1.0).coef,
+                                  ridge_solve(X, y, 1.0).coef)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    cases = [((X[:, 0], y, 1.0), {}, "Phi must be 2-dimensional"),
+             ((X, 3.0, 1.0), {}, "y must have shape"),
+             ((X, y[:, None, None], 1.0), {}, "y must have shape"),
+             ((bad, y, 1.0), {}, "Phi contains NaN"),
+             ((X, np.where(y > 0.5, np.inf, y), 1.0), {}, "y contains NaN"),
+             ((X * 1e200, y, 1.0), {}, "Phi is too large"),
+             ((X[:0], y[:0], 1.0), {}, "Phi must be non-empty"),
+             ((X, y, 1.0), {"tol": -1.0}, "tol"),
+             ((X, y, 1.0), {"x0": np.zeros(5), "solver": "cg"}, "x0 must have shape"),
+             ((X, y, 1.0), {"x0": np.full(3, np.nan), "solver": "cg"}, "x0 contains NaN")]
+    for args, kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            ridge_solve(*args, **kwargs)
+    with pytest.raises(TypeError, match="max_iter"):
+        ridge_solve(X, y, 1.0, max_iter=2.5)
+
+
+def test_ridge_alpha_too_small_for_the_factorisation_is_named():
+    from mondrian import MondrianKernelRidge
+    # Repeated rows make ΦΦᵀ exactly singular; alpha = 1e-300 vanishes
+    # beside its unit diagonal, so the factorisation meets a zero pivot.
+    X = np.repeat(np.random.default_rng(0).random((100, 3)), 2, axis=0)
+    with pytest.raises(FloatingPointError, match="alpha"):
+        MondrianKernelRidge(alpha=1e-300, random_state=0).fit(X, X[:, 0])

@@ -19,6 +19,7 @@ earlier point, numbered after all existing ones (see ``partial_fit``).
 """
 from __future__ import annotations
 
+import copy
 import gc
 
 import numpy as np
@@ -151,6 +152,11 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.store_points = store_points
         self.max_nodes = max_nodes
         self.rotation = rotation
+
+    def __copy__(self):
+        """A copy that shares the trees until either side changes them
+        (:func:`copy_sharing_trees`)."""
+        return copy_sharing_trees(self)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None) -> "MondrianFeatures":
@@ -503,6 +509,34 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         tags.input_tags.sparse = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def copy_sharing_trees(obj):
+    """``copy.copy`` of a fitted estimator whose ``partial_fit`` or
+    ``extend`` change its fitted state in place: every attribute is copied
+    (as by ``copy.deepcopy``) except the forests (:class:`Forest`, held
+    directly or by a :class:`MondrianFeatures`), which the copy shares and
+    pins.  A pinned forest is never grown in place: the first ``partial_fit``
+    or ``extend`` of either side grows a copy of it.  So a copy costs what
+    the small attributes cost, not the trees, and neither side can change
+    the other (a plain shallow copy shared the trees, the feature map and
+    the statistics: an insertion through one left the other inconsistent).
+    """
+    forests = {}
+
+    def collect(value):
+        if isinstance(value, Forest):
+            forests[id(value)] = value
+        elif isinstance(value, MondrianFeatures):
+            collect(value.__dict__.get("forest_"))
+
+    for value in vars(obj).values():
+        collect(value)
+    memo = dict(forests)
+    out = copy.deepcopy(obj, memo)
+    for forest in forests.values():
+        forest.pin(out)
+    return out
 
 
 def spawn_streams(rng: np.random.Generator, n: int) -> list:

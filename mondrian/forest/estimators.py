@@ -69,7 +69,7 @@ from .._validation import (check_array_input, check_bool, check_fitted_features,
                           check_rotation, check_target_scale, resolve_n_jobs,
                           target_column)
 from ..features import MondrianFeatures
-from ..features.mondrian import _check_joint_range
+from ..features.mondrian import _check_joint_range, copy_sharing_trees
 from . import aggregation as amf
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
@@ -244,13 +244,12 @@ class _MondrianForestBase(BaseEstimator):
         self._partial_fit_points(X, targets)
 
     def __copy__(self):
-        """A shallow copy, taken once the waiting points are in the trees:
-        the copy shares the fitted objects (as shallow copies do), so it must
-        not also hold, and later insert, the same waiting points."""
+        """A copy taken once the waiting points are in the trees, sharing
+        the trees until either side changes them
+        (:func:`~mondrian.features.mondrian.copy_sharing_trees`: the node
+        statistics and the AMF state are copied)."""
         self._settle()
-        out = type(self).__new__(type(self))
-        out.__dict__.update(self.__dict__)
-        return out
+        return copy_sharing_trees(self)
 
     def _defer_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Keep the validated points X (and their targets) aside for
