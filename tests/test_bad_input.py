@@ -262,3 +262,33 @@ def test_ridge_alpha_too_small_for_the_factorisation_is_named():
     X = np.repeat(np.random.default_rng(0).random((100, 3)), 2, axis=0)
     with pytest.raises(FloatingPointError, match="alpha"):
         MondrianKernelRidge(alpha=1e-300, random_state=0).fit(X, X[:, 0])
+
+
+def test_kernel_cv_refuses_alphas_below_the_rounding_of_the_dual():
+    """alpha = 1e-300 divided the eigendecomposition's rounding noise by
+    itself (predictions of 1e285); below N·eps·(largest eigenvalue) an alpha
+    scores inf, and a grid with nothing above it is refused."""
+    from mondrian import MondrianKernelRidgeCV
+    X = np.random.default_rng(0).random((200, 3))
+    y = np.sin(3 * X[:, 0])
+    for alphas in [(1e-300,), (1e-16,)]:
+        with pytest.raises(FloatingPointError, match="alpha"):
+            MondrianKernelRidgeCV(n_trees=10, random_state=0, alphas=alphas).fit(X, y)
+    for cv in (None, 3):
+        mixed = MondrianKernelRidgeCV(n_trees=10, random_state=0, alphas=(1e-300, 1e-2),
+                                      cv=cv).fit(X, y)
+        alone = MondrianKernelRidgeCV(n_trees=10, random_state=0, alphas=(1e-2,),
+                                      cv=cv).fit(X, y)
+        assert mixed.alpha_ == 1e-2
+        np.testing.assert_allclose(mixed.predict(X[:20]), alone.predict(X[:20]), rtol=1e-12)
+
+
+def test_kernel_classifier_cv_with_nothing_to_hold_out_says_so():
+    from mondrian import MondrianKernelClassifierCV
+    X = np.random.default_rng(0).random((6, 3))
+    for y in ([0, 1], [0, 1, 2]):
+        with pytest.raises(ValueError, match="X_val"):
+            MondrianKernelClassifierCV(n_trees=20, random_state=0).fit(X[:len(y)], y)
+    model = MondrianKernelClassifierCV(n_trees=20, random_state=0).fit(
+        X[:2], [0, 1], X_val=X[2:6], y_val=[0, 1, 0, 1])
+    assert set(model.predict(X)) <= {0, 1}

@@ -200,9 +200,25 @@ class DualRidge:
             with blas_threads(1 if y.shape[0] <= SERIAL_EIGH_ROWS else n_jobs):
                 s, U = symmetric_eigh(K)
         self.eigenvalues = np.maximum(s, 0.0)
+        # The eigenvalues are exact to about N·ε·max(s): an alpha below that
+        # divides rounding noise by itself (alpha = 1e-300 gave predictions
+        # of 1e285).  Such alphas score inf and are refused by the solve.
+        self.alpha_floor = y.shape[0] * np.finfo(np.float64).eps * float(np.max(s, initial=0.0))
         self._U = U
         self._Uty = U.T @ y
         self._y = y
+
+    def _check_alpha(self, alphas: np.ndarray) -> None:
+        small = alphas[alphas < self.alpha_floor]
+        if small.size:
+            raise FloatingPointError(
+                f"alpha={small[0]:g} is below the rounding error of the kernel matrix's "
+                f"eigenvalues ({self.alpha_floor:.3g}, N·eps·largest eigenvalue): the dual "
+                f"solve would amplify rounding noise; use a larger alpha")
+
+    def _refuse_small(self, alphas: np.ndarray, scores: np.ndarray, worst: float) -> np.ndarray:
+        """``scores`` with ``worst`` at the alphas below ``alpha_floor``."""
+        return np.where(alphas < self.alpha_floor, worst, scores)
 
     def _shrink(self, alphas: np.ndarray) -> np.ndarray:
         """α/(s + α), shape (N, n_alphas)."""
@@ -213,7 +229,8 @@ class DualRidge:
         (Σₖ (α/(sₖ + α))² (Uᵀy)ₖ² / N: U is orthogonal)."""
         alphas = np.asarray(alphas, dtype=np.float64)
         F = self._shrink(alphas)
-        return np.sum(np.square(F * self._Uty[:, None]), axis=0) / self._y.shape[0]
+        mse = np.sum(np.square(F * self._Uty[:, None]), axis=0) / self._y.shape[0]
+        return self._refuse_small(alphas, mse, np.inf)
 
     def loo_mse(self, alphas) -> np.ndarray:
         """Exact leave-one-out mean squared error for each alpha."""
@@ -221,7 +238,9 @@ class DualRidge:
         F = self._shrink(alphas)
         resid = self._U @ (F * self._Uty[:, None])
         one_minus_h = np.square(self._U) @ F
-        return np.mean(np.square(resid / one_minus_h), axis=0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            mse = np.mean(np.square(resid / one_minus_h), axis=0)
+        return self._refuse_small(alphas, mse, np.inf)
 
     def log_marginal_likelihood(self, alphas) -> np.ndarray:
         """Log evidence of y ~ N(0, s²(K + αI)) with s² at its maximum,
@@ -232,18 +251,29 @@ class DualRidge:
         quad = np.sum(np.square(self._Uty)[:, None] / denom, axis=0)
         with np.errstate(divide="ignore"):
             # y = 0 (constant targets): s² -> 0 and the evidence is +inf.
-            return -0.5 * n * np.log(quad / n) - 0.5 * np.sum(np.log(denom), axis=0)
+            lml = -0.5 * n * np.log(quad / n) - 0.5 * np.sum(np.log(denom), axis=0)
+        return self._refuse_small(alphas, lml, -np.inf)
 
     def dual_coef(self, alpha: float) -> np.ndarray:
         """c = (K + αI)⁻¹y, shape (N,)."""
+        self._check_alpha(np.array([float(alpha)]))
         return self._U @ (self._Uty / (self.eigenvalues + float(alpha)))
 
     def predictions(self, K_cross: np.ndarray, alphas) -> np.ndarray:
         """K_cross @ c_α for each alpha, shape (n_rows, n_alphas); K_cross
         holds the kernel between other points (rows) and the training points."""
         alphas = np.asarray(alphas, dtype=np.float64)
+        self._check_alpha(alphas)
         coef = self._U @ (self._Uty[:, None] / (self.eigenvalues[:, None] + alphas[None, :]))
         return K_cross @ coef
+
+    def predictions_or_nan(self, K_cross: np.ndarray, alphas) -> np.ndarray:
+        """:meth:`predictions`, NaN for the alphas below ``alpha_floor``."""
+        alphas = np.asarray(alphas, dtype=np.float64)
+        safe = np.maximum(alphas, self.alpha_floor)
+        pred = self.predictions(K_cross, safe)
+        pred[:, alphas < self.alpha_floor] = np.nan
+        return pred
 
 
 class DualScorer:
@@ -345,16 +375,19 @@ class DualScorer:
             for f in np.unique(self.folds):
                 tr, te = np.flatnonzero(self.folds != f), np.flatnonzero(self.folds == f)
                 fold = DualRidge(K[np.ix_(tr, tr)], y[tr], n_jobs=n_jobs)
-                pred = fold.predictions(K[np.ix_(te, tr)], self.alphas)
+                pred = fold.predictions_or_nan(K[np.ix_(te, tr)], self.alphas)
                 sse += np.sum(np.square(pred - y[te, None]), axis=0)
-            error = sse / y.shape[0]
+            error = np.where(np.isnan(sse), np.inf, sse / y.shape[0])
         ridge = DualRidge(K, y, n_jobs=n_jobs)
         if self.method == "loo":
             error = ridge.loo_mse(self.alphas)
         elif self.method == "holdout":
             K_val = mondrian_kernel_matrix(labels[self.val_rows], train, n_jobs=threads)
-            pred = ridge.predictions(K_val, self.alphas)
+            pred = ridge.predictions_or_nan(K_val, self.alphas)
             error = np.mean(np.square(pred - self.y[self.val_rows, None]), axis=0)
+            error = np.where(np.isnan(error), np.inf, error)
+        # Every alpha below the rounding level: nothing can be scored.
+        ridge._check_alpha(np.array([np.max(self.alphas)]))
         n_cells = int(np.sum(labels.max(axis=0).astype(np.int64) + 1))
         return error, ridge, n_cells
 

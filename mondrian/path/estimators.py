@@ -1985,6 +1985,11 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             if given.size:
                 mask[given[0]] = True
         train_rows, val_rows = np.flatnonzero(mask), np.flatnonzero(~mask)
+        if val_rows.size == 0:
+            raise ValueError(
+                f"X: {type(self).__name__} holds points out to select the lifetime and C, "
+                f"but every one of the {n_given} points is the only training point of its "
+                f"class; pass more points, or validation points as X_val and y_val")
         pilot_lam = pilot_alpha = None
         self.pilot_features_ = None
         if lam == "auto":
