@@ -248,8 +248,10 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     ----------
     n_trees : int, default=100
         Number M of Mondrian trees.
-    lifetime : float, default=1.0
-        Kernel lifetime λ (inverse width).
+    lifetime : float or 'auto', default='auto'
+        Kernel lifetime λ (inverse width).  'auto': the data's scale λ₀ = 1/(median
+        ℓ₁ distance between rows of X), see :class:`~mondrian.MondrianFeatures`
+        (the fitted value is ``features_.lifetime_``).
     alpha : float, default=1.0
         Ridge regularisation α > 0; the paper's δ² (noise variance with unit
         prior weight variance).
@@ -307,7 +309,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     earlier weights keep their indices.
     """
 
-    def __init__(self, n_trees: int = 100, lifetime: float = 1.0, alpha: float = 1.0, *,
+    def __init__(self, n_trees: int = 100, lifetime: float | str = "auto", alpha: float = 1.0, *,
                  solver: str = "auto", tol: float = 1e-8, random_state=None,
                  n_jobs: int | None = None, store_points: bool = True,
                  max_nodes: int | None = None, rotation: str | None = None):
@@ -322,11 +324,11 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.max_nodes = max_nodes
         self.rotation = rotation
 
-
     def __copy__(self):
         """A copy that shares the trees until either side changes them
         (:func:`~mondrian.features.mondrian.copy_sharing_trees`)."""
         return copy_sharing_trees(self)
+
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
 

@@ -85,8 +85,10 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
     ----------
     n_trees : int, default=100
         Number M of Mondrian trees.
-    lifetime : float, default=1.0
-        Kernel lifetime λ (inverse width of the Laplace kernel).
+    lifetime : float or 'auto', default='auto'
+        Kernel lifetime λ (inverse width of the Laplace kernel).  'auto': the data's scale λ₀ = 1/(median
+        ℓ₁ distance between rows of X), see :class:`~mondrian.MondrianFeatures`
+        (the fitted value is ``features_.lifetime_``).
     loss : {'log_loss', 'hinge'}, default='log_loss'
         'log_loss' gives :meth:`predict_proba`.
     alpha : float, default=1e-4
@@ -125,7 +127,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, n_trees: int = 100, lifetime: float = 1.0, *, loss: str = "log_loss",
+    def __init__(self, n_trees: int = 100, lifetime: float | str = "auto", *, loss: str = "log_loss",
                  alpha: float = 1e-4, eta0: float = 1.0, max_iter: int = 5, random_state=None,
                  n_jobs: int | None = None, store_points: bool = True,
                  max_nodes: int | None = None, rotation=None):
@@ -147,6 +149,7 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         """A copy that shares the trees until either side changes them
         (:func:`~mondrian.features.mondrian.copy_sharing_trees`)."""
         return copy_sharing_trees(self)
+
     def _check_params(self) -> None:
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {self.loss!r}")

@@ -16,7 +16,8 @@ y = X.sum(axis=1)
     ({"lifetime": -1.0}, ValueError, "lifetime"),
     ({"lifetime": np.inf}, ValueError, "lifetime"),
     ({"lifetime": np.nan}, ValueError, "lifetime"),
-    ({"lifetime": "1"}, TypeError, "lifetime"),
+    ({"lifetime": "1"}, ValueError, "lifetime"),  # a string other than 'auto'
+    ({"lifetime": None}, TypeError, "lifetime"),
     ({"n_jobs": 0}, ValueError, "n_jobs"),
     ({"n_jobs": 1.5}, TypeError, "n_jobs"),
     ({"random_state": "seed"}, TypeError, "random_state"),

@@ -429,3 +429,37 @@ def test_spawn_streams_are_the_generators_spawn_and_restore_the_collector():
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("n", [300, 1500])
+def test_auto_lifetime_is_the_data_scale(n):
+    """lifetime='auto' (the default) is λ₀ = 1/median ℓ₁ distance, on at
+    most 1000 rows drawn from random_state; the trees are those of the
+    number itself (the draws do not touch the trees' streams), and λ₀
+    follows the units of X."""
+    from mondrian.path.search import lifetime_scale
+    X = np.random.default_rng(5).normal(size=(n, 4)) * [1.0, 10.0, 1e3, 1e-2]
+    auto = MondrianFeatures(n_trees=20, random_state=0).fit(X)
+    lam = lifetime_scale(X, np.random.default_rng(0))
+    assert auto.lifetime_ == lam
+    fixed = MondrianFeatures(n_trees=20, lifetime=lam, random_state=0).fit(X)
+    assert (auto.transform(X) != fixed.transform(X)).nnz == 0
+    scaled = MondrianFeatures(n_trees=20, random_state=0).fit(X * 1000.0)
+    assert scaled.lifetime_ == pytest.approx(lam / 1000.0, rel=1e-12)
+
+
+def test_auto_lifetime_of_the_estimators_on_raw_data():
+    """MondrianKernelRidge and MondrianSGDClassifier take the same default:
+    on features of very different scales, lifetime=1 gave one cell per
+    point and tree, 'auto' a few per tree."""
+    from mondrian import MondrianKernelRidge, MondrianSGDClassifier
+    from mondrian.path.search import lifetime_scale
+    rng = np.random.default_rng(1)
+    X = rng.random((400, 3)) * [1e5, 1.0, 1e3]
+    y = np.sin(X[:, 0] / 2e4)
+    lam = lifetime_scale(X, np.random.default_rng(0))
+    for model in (MondrianKernelRidge(n_trees=10, random_state=0).fit(X, y),
+                  MondrianSGDClassifier(n_trees=10, random_state=0).fit(X, y > 0.5)):
+        assert model.features_.lifetime_ == lam
+        assert model.features_.n_cells_ < 10 * 40
+    assert MondrianFeatures(n_trees=10, lifetime=1.0, random_state=0).fit(X).n_cells_ == 4000

@@ -58,10 +58,18 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     ----------
     n_trees : int, default=100
         Number M of independent Mondrian trees (non-zeros per row).
-    lifetime : float, default=1.0
+    lifetime : float or 'auto', default='auto'
         Terminal lifetime Λ ≥ 0: the Laplace kernel's inverse width λ of
         ``exp(-λ‖x - x'‖₁)`` (Sec. 3) and the largest lifetime ``transform``
-        accepts.
+        accepts.  'auto': the data's scale λ₀ = 1/(median ℓ₁ distance between
+        the rows of X) (:func:`~mondrian.path.search.lifetime_scale`, on at most
+        1000 rows drawn from ``random_state``; with ``rotation='uniform'``,
+        the rotated kernel's distance), at which a typical pair of points has
+        kernel e⁻¹ -- the starting point of the kernel-width search of
+        :class:`~mondrian.MondrianKernelRidgeCV`, which selects the width
+        instead.  A fixed number does not follow the units of X: on the raw
+        CPU data (features up to 10⁶) ``lifetime=1`` gives every training
+        point its own cell in every tree.
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
         Source of randomness.  Every tree draws from its own child stream
         (``Generator.spawn``), so results do not depend on ``n_jobs``.
@@ -141,7 +149,7 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     (200, 10000)
     """
 
-    def __init__(self, n_trees: int = 100, lifetime: float = 1.0, *, random_state=None,
+    def __init__(self, n_trees: int = 100, lifetime: float | str = "auto", *, random_state=None,
                  n_jobs: int | None = None, verbose: int = 0, store_points: bool = True,
                  max_nodes: int | None = None, rotation: str | None = None):
         self.n_trees = n_trees
@@ -192,7 +200,7 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def _grow(self, X) -> None:
         """Validate the parameters and X, grow the forest (keeping the points)."""
         n_trees = check_int(self.n_trees, "n_trees")
-        lifetime = check_lifetime(self.lifetime)
+        lifetime = check_lifetime_or_auto(self.lifetime)
         check_bool(self.store_points, "store_points")
         _check_max_nodes(self.max_nodes)
         n_threads = resolve_n_jobs(self.n_jobs)
@@ -200,6 +208,10 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         rotation = check_rotation(self.rotation)
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
+        if lifetime == "auto":
+            # Draws rows from rng, not from its seed sequence: the trees'
+            # streams (spawned below) are the same as with a number.
+            lifetime = data_lifetime(X, rng, rotation)
         budget = _MemoryBudget(X, n_trees, n_threads, rotation)
         budget.check_fixed()
         streams = spawn_streams(rng, n_trees)
@@ -509,6 +521,22 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         tags.input_tags.sparse = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def check_lifetime_or_auto(value, name: str = "lifetime"):
+    """'auto' or a lifetime (:func:`~mondrian._validation.check_lifetime`)."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be 'auto' or a finite number >= 0, got {value!r}")
+        return value
+    return check_lifetime(value, name)
+
+
+def data_lifetime(X: np.ndarray, rng: np.random.Generator, rotation: str | None) -> float:
+    """``lifetime='auto'``: λ₀ = 1/(median ℓ₁ distance between rows of X)
+    (:func:`~mondrian.path.search.lifetime_scale`)."""
+    from ..path.search import lifetime_scale
+    return lifetime_scale(X, rng, rotation=rotation)
 
 
 def copy_sharing_trees(obj):

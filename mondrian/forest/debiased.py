@@ -616,10 +616,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
 
 
 def _median_distance_lifetime(X: np.ndarray) -> float:
-    """1/(median ℓ₁ distance between distinct training points) on up to 1000
-    points (the first ones: deterministic), or 0 if all points coincide."""
-    sub = X[:1000]
-    dist = np.abs(sub[:, None, :] - sub[None, :, :]).sum(axis=2)
-    dist = dist[np.triu_indices(sub.shape[0], 1)]
-    dist = dist[dist > 0]
-    return 0.0 if dist.size == 0 else float(1.0 / np.median(dist))
+    """1/(median ℓ₁ distance between distinct training points) on the first
+    1000 points (deterministic: no rows drawn), 1.0 if all points coincide
+    (:func:`~mondrian.path.search.lifetime_scale`)."""
+    from ..path.search import lifetime_scale
+    return lifetime_scale(X[:1000], np.random.default_rng(0), max_rows=1000)

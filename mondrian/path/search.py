@@ -79,7 +79,14 @@ def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000
     k = zeros + m // 2
     dist.partition(k)
     median = dist[k] if m % 2 else (dist[:k].max() + dist[k]) / 2
-    return float(1.0 / median)
+    with np.errstate(over="ignore"):
+        scale = float(1.0 / median)
+    if not np.isfinite(scale):
+        raise ValueError(
+            f"X: the kernel's scale is 1/(median distance between rows of X), and the "
+            f"distances are too small for that to be finite (median {median:.3g}: "
+            f"subnormal numbers); rescale X or pass a lifetime")
+    return scale
 
 
 @dataclass
