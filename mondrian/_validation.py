@@ -282,8 +282,11 @@ def format_bytes(n: float) -> str:
 MAX_TARGET_NORM = 1e150
 
 
-def check_target_scale(y: np.ndarray, name: str = "y") -> None:
+def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True) -> None:
     """Reject finite targets too large for ridge regression in doubles.
+
+    ``centre=False`` takes y as already centred (e.g. new targets minus the
+    mean of a fitted model's): its own mean is not subtracted.
 
     Ridge fits and their validation errors square the targets (residual
     sums of squares, ``yᵀy``, the evidence's quadratic form); targets whose
@@ -297,11 +300,13 @@ def check_target_scale(y: np.ndarray, name: str = "y") -> None:
     with np.errstate(over="ignore", invalid="ignore"):
         scale = float(np.max(np.abs(y)))
         # Norm of y / scale, then scaled back: no overflow in the squares.
-        norm = scale * float(np.linalg.norm(y / scale - np.mean(y / scale))) if scale > 0 else 0.0
+        shift = np.mean(y / scale) if centre and scale > 0 else 0.0
+        norm = scale * float(np.linalg.norm(y / scale - shift)) if scale > 0 else 0.0
     if not np.isfinite(norm) or norm > MAX_TARGET_NORM:
         raise ValueError(
             f"{name} is too large for ridge regression in double precision: the norm of "
-            f"{name} - mean({name}) is {norm:.3g} (largest |{name}| {scale:.3g}), above "
+            f"{name} - {'mean(' + name + ')' if centre else 'the fitted mean'} is {norm:.3g} "
+            f"(largest |{name}{'' if centre else ' - the fitted mean'}| {scale:.3g}), above "
             f"{MAX_TARGET_NORM:g}; rescale {name} (e.g. divide it by its standard deviation)")
 
 

@@ -65,20 +65,26 @@ def laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
     return np.exp(-lifetime * _distances(X, Y, "l1"))
 
 
-def _distances(X: np.ndarray, Y: np.ndarray, norm: str) -> np.ndarray:
-    """ℓ₁ (``norm='l1'``) or ℓ₂ (``'l2'``) distances between the rows of X
-    and Y, from the differences (not the Gram-matrix identity, so that close
-    pairs keep their relative accuracy), rows in blocks so that the
-    (block, n_y, D) difference array stays small."""
+def _distances(X: np.ndarray, Y: np.ndarray, norm: str,
+               scale: np.ndarray | None = None) -> np.ndarray:
+    """ℓ₁ (``norm='l1'``), ℓ₂ (``'l2'``) or squared ℓ₂ (``'sq'``) distances
+    between the rows of X and Y, of the differences divided by ``scale``
+    (per dimension) if given, from the differences (not the Gram-matrix
+    identity, so that close pairs keep their relative accuracy), rows in
+    blocks so that the (block, n_y, D) difference array stays small.
+    Distances beyond double precision are inf."""
     out = np.empty((X.shape[0], Y.shape[0]))
     block = max(1, int(2**22 // max(1, Y.shape[0] * X.shape[1])))
-    for s in range(0, X.shape[0], block):
-        diff = X[s:s + block, None, :] - Y[None, :, :]
-        if norm == "l1":
-            out[s:s + block] = np.abs(diff).sum(axis=2)
-        else:
-            out[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-    return out
+    with np.errstate(over="ignore"):
+        for s in range(0, X.shape[0], block):
+            diff = X[s:s + block, None, :] - Y[None, :, :]
+            if scale is not None:
+                diff /= scale
+            if norm == "l1":
+                out[s:s + block] = np.abs(diff).sum(axis=2)
+            else:
+                out[s:s + block] = np.einsum("ijk,ijk->ij", diff, diff)
+    return out if norm != "l2" else np.sqrt(out, out=out)
 
 
 def sphere_l1_mean(n_features: int) -> float:
@@ -318,7 +324,15 @@ def rotated_laplace_kernel(X, Y=None, lifetime: float = 1.0) -> np.ndarray:
     """
     lifetime = check_lifetime(lifetime)
     X, Y = _pair(X, X if Y is None else Y)
-    return rotated_laplace_profile(lifetime * _distances(X, Y, "l2"), X.shape[1])
+    with np.errstate(over="ignore"):
+        dist = _distances(X, Y, "l2")
+        t = lifetime * dist if lifetime > 0.0 else np.zeros_like(dist)
+    # Distances beyond double precision (points ~1e154 apart): the kernel's
+    # value there is its limit 0, as laplace_kernel's exp(-inf).
+    far = np.isinf(t)
+    out = rotated_laplace_profile(np.where(far, 0.0, t), X.shape[1])
+    out[far] = 0.0
+    return out
 
 
 def gaussian_kernel(X, Y=None, length_scale=1.0) -> np.ndarray:
@@ -343,11 +357,11 @@ def gaussian_kernel(X, Y=None, length_scale=1.0) -> np.ndarray:
     """
     X, Y = _pair(X, X if Y is None else Y)
     ls = check_length_scales(length_scale, X.shape[1])
-    Xs, Ys = X / ls, Y / ls
-    sq = (np.einsum("ij,ij->i", Xs, Xs)[:, None] + np.einsum("ij,ij->i", Ys, Ys)[None, :]
-          - 2.0 * (Xs @ Ys.T))
-    np.maximum(sq, 0.0, out=sq)
-    return np.exp(-0.5 * sq)
+    # From the differences, as laplace_kernel: the expansion ‖x‖² + ‖y‖² -
+    # 2xᵀy cancels catastrophically for points far from the origin (1.0
+    # instead of 0.811 at an offset of 1e8) and gives NaN when the squares
+    # overflow.
+    return np.exp(-0.5 * _distances(X, Y, "sq", ls))
 
 
 def dot_product_kernel(X, Y=None, coefficients=(1.0,)) -> np.ndarray:

@@ -635,7 +635,11 @@ def ssgp_sample_complexity(n_samples: int, distance: float, delta: float, *,
              + np.log(np.log(2.0 * b * sizes / delta)))
     # Logarithms keep 2^{a+i} finite for any b; the factor 1 − 1e-12 keeps
     # exp∘log rounding from lifting an integral p to the next integer.
-    return int(math.ceil(math.exp(float(np.max(log_p))) * (1.0 - 1e-12)))
+    top = float(np.max(log_p))
+    if top >= math.log(np.finfo(np.float64).max):
+        raise ValueError(f"the bound needs about 10^{top / math.log(10.0):.0f} frequencies, "
+                         f"beyond double precision: distance={lam!r} is too small")
+    return int(math.ceil(math.exp(top) * (1.0 - 1e-12)))
 
 
 @dataclass(frozen=True)

@@ -293,3 +293,48 @@ def test_kernel_classifier_cv_with_nothing_to_hold_out_says_so():
     model = MondrianKernelClassifierCV(n_trees=20, random_state=0).fit(
         X[:2], [0, 1], X_val=X[2:6], y_val=[0, 1, 0, 1])
     assert set(model.predict(X)) <= {0, 1}
+
+
+def test_review_of_edge_inputs():
+    """Inputs found by an adversarial review: each gave NaN, an overflow or
+    an error that did not name its cause."""
+    import mondrian as M
+    import mondrian.theory as T
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 3))
+    y = X[:, 0]
+    # A batch of equal, huge targets has centred norm 0: checked against
+    # the fitted mean instead (std had been NaN).
+    model = M.MondrianForestRegressor(n_trees=5, lifetime=2.0, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="too large"):
+        model.partial_fit(X[:5], np.full(5, 1e200))
+    with pytest.raises(ValueError, match="too large"):
+        M.SparseSpectrumGPRegressor(n_components=8, random_state=0).fit(X, y * 1e155)
+    with pytest.raises(ValueError, match="breaks must be finite"):
+        M.LifetimePosterior([0.0, np.nan, 1.0], [0.0, 1.0, 0.5], 2.0)
+    with pytest.raises(ValueError, match="X_val has no rows"):
+        M.MondrianKernelRidgeCV(n_trees=5).fit(X, y, X_val=X[:0], y_val=y[:0])
+    with pytest.raises(ValueError, match="distance"):
+        T.ssgp_sample_complexity(100, 1e-300, 0.1)
+    for make in (lambda: M.MondrianFeatures(n_trees=3), lambda: M.MondrianKernelRidgeCV(n_trees=5),
+                 lambda: M.MondrianForestRegressor(n_trees=3),
+                 lambda: M.DebiasedMondrianForestRegressor(n_trees=3)):
+        with pytest.raises(ValueError, match="rescale X or pass a lifetime"):
+            make().fit(X * 1e-310, y)
+    # A node cap no tree can reach is no cap (it overflowed the C size).
+    capped = M.MondrianFeatures(n_trees=3, max_nodes=10**20, random_state=0).fit(X)
+    free = M.MondrianFeatures(n_trees=3, random_state=0).fit(X)
+    assert capped.partial_fit(X * 2).n_cells_ == free.partial_fit(X * 2).n_cells_
+    # Distances beyond double precision: the kernels' limit 0, not an error or NaN.
+    np.testing.assert_array_equal(M.rotated_laplace_kernel(X[:4] * 1e200), np.eye(4))
+    np.testing.assert_array_equal(M.gaussian_kernel(X[:4] * 1e160), np.eye(4))
+    np.testing.assert_array_equal(M.gaussian_kernel(X[:4], length_scale=1e-320), np.eye(4))
+
+
+def test_gaussian_kernel_far_from_the_origin():
+    """From the differences: exact for the (rounded) inputs at an offset of
+    1e8, where the expansion ‖x‖² + ‖y‖² - 2xᵀy returned 1.0 for 0.487."""
+    import mondrian as M
+    X = np.random.default_rng(0).random((2, 3)) + 1e8
+    d = X[0] - X[1]
+    assert M.gaussian_kernel(X)[0, 1] == pytest.approx(np.exp(-0.5 * d @ d), rel=1e-14)

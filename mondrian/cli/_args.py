@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["positive_int", "nonneg_float", "positive_float", "positive_floats", "n_jobs",
+__all__ = ["positive_int", "nonneg_int", "nonneg_float", "positive_float", "positive_floats", "n_jobs",
            "csv_file",
            "add_dataset_arguments", "add_forest_arguments", "add_output_argument",
            "prepare_output_dir", "load_dataset"]
@@ -21,6 +21,14 @@ def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0 (a seed)."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
 
 
@@ -94,7 +102,7 @@ def add_forest_arguments(parser: argparse.ArgumentParser, *, n_trees: int = 350)
     parser.add_argument("--n-trees", type=positive_int, default=n_trees,
                         help=f"number of Mondrian trees M (default {n_trees})")
     parser.add_argument("--solver", choices=("auto", "cholesky", "cg"), default="auto")
-    parser.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--random-state", type=nonneg_int, default=0, help="seed (default 0)")
     parser.add_argument("--n-jobs", type=n_jobs, default=-1,
                         help="threads (default -1: all cores; nonzero)")
 

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from ._args import (add_dataset_arguments, add_forest_arguments, add_output_argument,
-                    load_dataset, nonneg_float, positive_float, positive_int,
+                    load_dataset, nonneg_float, nonneg_int, positive_float, positive_int,
                     prepare_output_dir)
 
 __all__ = ["add_command", "run"]
@@ -41,7 +41,7 @@ def add_command(subparsers) -> None:
                    help="points per partial_fit call (default 256)")
     p.add_argument("--every", type=positive_int, default=500,
                    help="report the progressive error every this many points (default 500)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=nonneg_int, default=None,
                    help="shuffle the stream with this seed (default: arrival order)")
     # 100 trees: each batch updates a Cholesky factor of C ~ 15·M columns in O(C²).
     add_forest_arguments(p, n_trees=100)

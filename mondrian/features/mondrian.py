@@ -755,8 +755,12 @@ def _column_rank(forest: Forest, lifetime: float) -> np.ndarray | None:
 
 
 def _check_max_nodes(max_nodes) -> int | None:
-    """``max_nodes``: None or an integer >= 1."""
-    return None if max_nodes is None else check_int(max_nodes, "max_nodes")
+    """``max_nodes``: None or an integer >= 1.  A cap of 2**62 nodes or more
+    can never bind (no tree can be stored that large), so it means no cap."""
+    if max_nodes is None:
+        return None
+    max_nodes = check_int(max_nodes, "max_nodes")
+    return None if max_nodes >= 2**62 else max_nodes
 
 
 def _check_joint_range(forest: Forest, X: np.ndarray) -> None:

@@ -69,7 +69,7 @@ from .._validation import (check_array_input, check_bool, check_fitted_features,
                           check_rotation, check_target_scale, resolve_n_jobs,
                           target_column)
 from ..features import MondrianFeatures
-from ..features.mondrian import _check_joint_range, copy_sharing_trees
+from ..features.mondrian import _check_joint_range, _check_max_nodes, copy_sharing_trees
 from . import aggregation as amf
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
@@ -298,9 +298,7 @@ class _MondrianForestBase(BaseEstimator):
                 and lam == getattr(self, "lifetime_", None) and hyper == self._resolved)
 
     def _check_max_nodes(self):
-        if self.max_nodes is None:
-            return None
-        return check_int(self.max_nodes, "max_nodes")
+        return _check_max_nodes(self.max_nodes)
 
     def _features(self, params: dict, lifetime: float, rng) -> MondrianFeatures:
         return MondrianFeatures(n_trees=params["n_trees"], lifetime=lifetime, random_state=rng,
@@ -928,7 +926,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
             return self.fit(X, y)
         X, y = check_array_input(self, X, reset=False, y=y, y_numeric=True)
         y = target_column(y).astype(np.float64, copy=False)
-        check_target_scale(y)
+        # Against the fitted mean: a batch of equal, huge targets has a
+        # centred norm of 0 but squares to inf in the node statistics.
+        check_target_scale(y - self.y_mean_, "y", centre=False)
         self._defer_points(X, y - self.y_mean_)
         return self
 

@@ -53,7 +53,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._dask import is_dask_collection
 from .._ext._fourier import fourier_features, ssgp_pairing
 from .._validation import (available_cores, check_array_input, check_bool, check_int,
-                           check_length_scales, check_positive_float, check_random_generator)
+                           check_length_scales, check_positive_float, check_random_generator,
+                           check_target_scale)
 from .._progress import check_verbose, progress
 from ..path.dual import blas_thread_count, blas_threads
 
@@ -918,6 +919,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         else:
             X, y = check_array_input(self, X, y=y, reset=True, y_numeric=True)
             y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
+        # yᵀy, the quadratic forms and the normalisation square the targets.
+        check_target_scale(y)
         verbose = check_verbose(self.verbose)
         rng = check_random_generator(self.random_state)
 

@@ -390,6 +390,9 @@ def _stack_data(X, y, X_val, y_val, classification: bool = False):
         raise ValueError("pass both X_val and y_val, or neither")
     if X_val is None:
         return X, y, X.shape[0]
+    if np.shape(X_val)[:1] == (0,):
+        raise ValueError("X_val has no rows: pass validation points, or X_val=None and "
+                         "y_val=None to hold out part of X")
     X_val = check_array(X_val, dtype=np.float64, order="C", ensure_all_finite=True,
                         input_name="X_val")
     if X_val.shape[1] != X.shape[1]:

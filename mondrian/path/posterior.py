@@ -56,6 +56,8 @@ class LifetimePosterior:
         ll = np.asarray(log_likelihood, dtype=np.float64)
         if breaks.ndim != 1 or ll.shape != breaks.shape or breaks.size == 0:
             raise ValueError("breaks and log_likelihood must be 1-d of the same length")
+        if not np.all(np.isfinite(breaks)):
+            raise ValueError("breaks must be finite")
         if breaks[0] != 0.0 or np.any(np.diff(breaks) < 0):
             raise ValueError("breaks must start at 0 and not decrease")
         if not np.all(np.isfinite(ll)):
@@ -68,7 +70,9 @@ class LifetimePosterior:
         ends = np.append(breaks[1:], lam_max)
         if prior == "uniform":
             lo, hi = breaks, ends
-            log_mass = np.log(np.maximum(hi - lo, 0.0)) - np.log(lam_max)
+            with np.errstate(divide="ignore"):
+                # an empty last interval (max_lifetime at the last break): -inf
+                log_mass = np.log(np.maximum(hi - lo, 0.0)) - np.log(lam_max)
             self.lifetime_min = 0.0
         else:
             lmin = lam_max * 1e-3 if lifetime_min is None else check_positive_float(
