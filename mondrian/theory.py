@@ -871,6 +871,10 @@ def gp_posterior(K, K_cross, k_test, y, *, noise_variance: float) -> GPPosterior
     n = K.shape[0]
     if K.shape != (n, n):
         raise ValueError(f"K must be square, got shape {K.shape}")
+    # la.cholesky reads one triangle only: an asymmetric K would be taken
+    # for another matrix without a word.
+    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * float(np.max(np.abs(K), initial=0.0))):
+        raise ValueError("K must be symmetric")
     K_cross = _finite_dense(K_cross, "K_cross", ndim=2)
     if K_cross.shape[1] != n:
         raise ValueError(f"K_cross must have {n} columns (one per training point), "

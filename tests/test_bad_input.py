@@ -338,3 +338,17 @@ def test_gaussian_kernel_far_from_the_origin():
     X = np.random.default_rng(0).random((2, 3)) + 1e8
     d = X[0] - X[1]
     assert M.gaussian_kernel(X)[0, 1] == pytest.approx(np.exp(-0.5 * d @ d), rel=1e-14)
+
+
+def test_unused_lifetime_and_asymmetric_gram_are_refused():
+    import mondrian as M
+    import mondrian.theory as T
+    X = np.random.default_rng(0).random((20, 3))
+    for value, exc in ((np.nan, ValueError), ("1", TypeError), (None, TypeError)):
+        with pytest.raises(exc, match="lifetime"):
+            M.RandomFourierFeatures(kernel="gaussian", lifetime=value).fit(X)
+    K = M.laplace_kernel(X)
+    bent = K.copy()
+    bent[0, 1] += 0.5
+    with pytest.raises(ValueError, match="symmetric"):
+        T.gp_posterior(bent, K[:2], np.ones(2), X[:, 0], noise_variance=0.1)

@@ -116,6 +116,8 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         X = check_array_input(self, X, reset=True)
         D = X.shape[1]
         rng = check_random_generator(self.random_state)
+        # Validated with either kernel, though the Gaussian one ignores it.
+        check_positive_float(self.lifetime, "lifetime")
         with np.errstate(over="ignore"):
             if self.kernel == "laplace":
                 lam = check_positive_float(self.lifetime, "lifetime")
