@@ -845,3 +845,16 @@ def test_subsample_fit_is_reproducible_and_calls_back():
     lml = [v for _, _, v in seen]
     assert all(b >= a for a, b in zip(lml, lml[1:]))
     assert lml[-1] == m.log_marginal_likelihood_value_
+
+
+def test_components_beyond_the_memory_are_refused_by_name(monkeypatch):
+    """16 matrices of (2p)² doubles per run (measured at p = 1000): a fit
+    that cannot hold them raises MemoryError naming n_components before
+    any run starts."""
+    import mondrian.gp.ssgp as ssgp_module
+    X = np.random.default_rng(0).random((50, 2))
+    monkeypatch.setattr(ssgp_module, "available_memory", lambda: 10 * 2**20)
+    with pytest.raises(MemoryError, match="n_components=300"):
+        SparseSpectrumGPRegressor(n_components=300, random_state=0).fit(X, X[:, 0])
+    # 16 · (2·20)² · 8 bytes = 200 KB fit in 10 MB.
+    SparseSpectrumGPRegressor(n_components=20, n_restarts=0, random_state=0).fit(X, X[:, 0])
