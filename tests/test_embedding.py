@@ -215,3 +215,14 @@ def test_invalid_input(rng):
 @parametrize_with_checks([DisentanglingEmbedding(max_epochs=3, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_embedding_does_not_depend_on_the_units_of_x():
+    """Standardised by column scales computed without squaring raw values:
+    at X·1e-170 the squares underflowed (std 0, every point one embedding),
+    at X·1e160 they overflowed."""
+    X = np.random.default_rng(0).random((100, 3))
+    ref = DisentanglingEmbedding(random_state=0, max_epochs=5).fit_transform(X)
+    for factor in (1e-170, 1e160):
+        Z = DisentanglingEmbedding(random_state=0, max_epochs=5).fit_transform(X * factor)
+        np.testing.assert_allclose(Z, ref, rtol=0, atol=1e-12)

@@ -265,16 +265,23 @@ def aimse_lifetime(X, y) -> float:
     sigma2 = float(resid @ resid) / (n - p)
     # ∂²/∂x_j² of Σ_s c_js u_j^s, u_j = (x_j - lo_j)/extent_j.
     c = coef[1:].reshape(d, degree)
-    second = (2.0 * c[:, 1] + 6.0 * c[:, 2] * U + 12.0 * c[:, 3] * U**2) / extent[active]**2
-    bias = 0.5 * second.sum(axis=1)
-    curvature = float(np.mean(bias**2))
-    volume = float(np.prod(extent[active]))
-    if not (sigma2 > 0 and curvature > 0 and np.isfinite(volume) and volume > 0):
+    # Extents far from 1 (data scaled by 1e±150) overflow or underflow the
+    # curvature and the volume: then there is no finite answer (ValueError,
+    # not a floating-point warning).
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        second = (2.0 * c[:, 1] + 6.0 * c[:, 2] * U + 12.0 * c[:, 3] * U**2) / extent[active]**2
+        bias = 0.5 * second.sum(axis=1)
+        curvature = np.mean(bias**2)
+        volume = np.prod(extent[active])
+        ratio = 4.0 * n * curvature / (d * sigma2 * forest_variance_constant(d) * volume)
+        lifetime = float(ratio ** (1.0 / (4 + d)))
+    curvature, volume = float(curvature), float(volume)
+    if not (sigma2 > 0 and 0 < curvature < np.inf and 0 < volume < np.inf
+            and 0 < lifetime < np.inf):
         raise ValueError(f"the lifetime rule has no finite answer here (residual variance "
                          f"{sigma2:.3g}, mean squared curvature {curvature:.3g}, box volume "
                          f"{volume:.3g}); pass a lifetime")
-    ratio = 4.0 * n * curvature / (d * sigma2 * forest_variance_constant(d) * volume)
-    return float(ratio ** (1.0 / (4 + d)))
+    return lifetime
 
 
 class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):

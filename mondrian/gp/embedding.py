@@ -507,8 +507,7 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
         self.mean_ = X.mean(axis=0)
-        std = X.std(axis=0)
-        self.scale_ = np.where(std > 0.0, std, 1.0)
+        self.scale_ = _column_scale(X - self.mean_)
         Xs = (X - self.mean_) / self.scale_
         n = Xs.shape[0]
         vae = _VAE(X.shape[1], n_latent, n_clusters, hidden, self.activation, prior_scale,
@@ -627,3 +626,14 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = ["float64"]
         tags.non_deterministic = False
         return tags
+
+
+def _column_scale(dev: np.ndarray) -> np.ndarray:
+    """Standard deviation of each column of the centred ``dev`` (1 where it
+    is 0), computed on the column divided by its largest |entry|: the
+    squares of data scaled by 1e±160 underflow to 0 or overflow to inf
+    (every point then had the same embedding)."""
+    top = np.max(np.abs(dev), axis=0)
+    safe = np.where(top > 0.0, top, 1.0)
+    std = safe * np.sqrt(np.mean(np.square(dev / safe), axis=0))
+    return np.where(std > 0.0, std, 1.0)
