@@ -384,12 +384,13 @@ def dot_product_kernel(X, Y=None, coefficients=(1.0,)) -> np.ndarray:
     """
     X, Y = _pair(X, X if Y is None else Y)
     a = check_coefficients(coefficients)
-    G = X @ Y.T
-    out = np.full_like(G, a[-1])
-    for coef in a[-2::-1]:      # Horner's rule
-        out *= G
-        out += coef
-    return out
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = X @ Y.T
+        out = np.full_like(G, a[-1])
+        for coef in a[-2::-1]:      # Horner's rule
+            out *= G
+            out += coef
+    return _finite_kernel(out, "dot_product_kernel", "X (or the coefficients)")
 
 
 def exponential_kernel(X, Y=None, scale: float = 1.0) -> np.ndarray:
@@ -413,7 +414,9 @@ def exponential_kernel(X, Y=None, scale: float = 1.0) -> np.ndarray:
     """
     scale = check_positive_float(scale, "scale")
     X, Y = _pair(X, X if Y is None else Y)
-    return np.exp((X @ Y.T) / scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.exp((X @ Y.T) / scale)
+    return _finite_kernel(out, "exponential_kernel", "X (or raise scale)")
 
 
 def polynomial_kernel(X, Y=None, degree: int = 2, scale: float = 1.0) -> np.ndarray:
@@ -439,4 +442,15 @@ def polynomial_kernel(X, Y=None, degree: int = 2, scale: float = 1.0) -> np.ndar
     degree = check_int(degree, "degree", minimum=0)
     scale = check_positive_float(scale, "scale")
     X, Y = _pair(X, X if Y is None else Y)
-    return (1.0 + (X @ Y.T) / scale) ** degree
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (1.0 + (X @ Y.T) / scale) ** degree
+    return _finite_kernel(out, "polynomial_kernel", "X (or raise scale)")
+
+
+def _finite_kernel(values: np.ndarray, name: str, rescale: str) -> np.ndarray:
+    """``values``, or ValueError where they leave double precision (a dot
+    product kernel of large inputs is larger than 1.8e308: inf, not an
+    approximation of it)."""
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name}: kernel values overflow double precision; rescale {rescale}")
+    return values

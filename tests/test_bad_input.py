@@ -358,3 +358,16 @@ def test_unused_lifetime_and_asymmetric_gram_are_refused():
     bent[0, 1] += 0.5
     with pytest.raises(ValueError, match="symmetric"):
         T.gp_posterior(bent, K[:2], np.ones(2), X[:, 0], noise_variance=0.1)
+
+
+def test_dot_product_kernels_beyond_double_precision_are_refused():
+    """Kernel values above 1.8e308 are inf, not an approximation: a
+    ValueError naming X instead of inf with a RuntimeWarning."""
+    import mondrian as M
+    X = np.random.default_rng(0).random((20, 3))
+    cases = [lambda: M.polynomial_kernel(X * 1e200), lambda: M.exponential_kernel(X * 100),
+             lambda: M.dot_product_kernel(X * 1e200, coefficients=(1.0, 1.0, 1.0)),
+             lambda: M.RandomMaclaurinFeatures(random_state=0).fit(X).transform(X * 1e200)]
+    for case in cases:
+        with pytest.raises(ValueError, match="overflow double precision"):
+            case()

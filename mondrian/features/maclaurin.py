@@ -249,11 +249,16 @@ class RandomMaclaurinFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Z = np.empty((n, m))
         positive = degrees > 0
         Z[:, ~positive] = 1.0
-        if offsets[-1] > 0:
-            proj = X @ self.projections_.T                  # (n, Σ N_i)
-            # Product over each feature's block of projections.
-            Z[:, positive] = np.multiply.reduceat(proj, offsets[:-1][positive], axis=1)
-        Z *= self.weights_
+        with np.errstate(over="ignore", invalid="ignore"):
+            if offsets[-1] > 0:
+                proj = X @ self.projections_.T                  # (n, Σ N_i)
+                # Product over each feature's block of projections.
+                Z[:, positive] = np.multiply.reduceat(proj, offsets[:-1][positive], axis=1)
+            Z *= self.weights_
+        if not np.all(np.isfinite(Z)):
+            raise ValueError("X: the random Maclaurin features (products of up to "
+                             f"{int(degrees.max())} projections of X) overflow double "
+                             "precision; rescale X")
         return Z
 
     @property
