@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import column_or_1d, validate_data
 
 __all__ = [
+    "check_auto_or",
     "check_lifetime",
     "check_positive_float",
     "check_int",
@@ -47,6 +48,16 @@ def check_lifetime(value, name: str = "lifetime", *, upper: float | None = None)
         raise ValueError(f"{name}={value!r} exceeds the fitted lifetime {upper!r}; "
                          f"refit (or extend) the trees to a larger lifetime")
     return value
+
+
+def check_auto_or(value, name: str, check, expected: str = "a valid value"):
+    """'auto', or ``value`` validated by ``check(value, name)``; any other
+    string is refused, naming ``name`` and what it ``expected``."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be 'auto' or {expected}, got {value!r}")
+        return value
+    return check(value, name)
 
 
 def check_positive_float(value, name: str, *, allow_zero: bool = False) -> float:
@@ -303,10 +314,11 @@ def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True) -
         shift = np.mean(y / scale) if centre and scale > 0 else 0.0
         norm = scale * float(np.linalg.norm(y / scale - shift)) if scale > 0 else 0.0
     if not np.isfinite(norm) or norm > MAX_TARGET_NORM:
+        mean = f"mean({name})" if centre else "the fitted mean"
         raise ValueError(
             f"{name} is too large for ridge regression in double precision: the norm of "
-            f"{name} - {'mean(' + name + ')' if centre else 'the fitted mean'} is {norm:.3g} "
-            f"(largest |{name}{'' if centre else ' - the fitted mean'}| {scale:.3g}), above "
+            f"{name} - {mean} is {norm:.3g} (largest |{name}{'' if centre else ' - ' + mean}| "
+            f"{scale:.3g}), above "
             f"{MAX_TARGET_NORM:g}; rescale {name} (e.g. divide it by its standard deviation)")
 
 

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._dask import is_dask_collection
 from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
                           resolve_n_jobs)
-from .features.mondrian import MondrianFeatures, _column_rank, copy_sharing_trees
+from .features.mondrian import MondrianFeatures, SharesTreesOnCopy, _column_rank
 
 __all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
 
@@ -186,9 +186,14 @@ def _cholesky_of(A: np.ndarray, alpha: float, what: str):
     try:
         return la.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
     except la.LinAlgError:
-        raise FloatingPointError(
-            f"{what} + alpha·I is not positive definite in floating point (alpha={alpha:g} "
-            f"is too small for the scale of Phi); use a larger alpha") from None
+        raise _alpha_too_small(what, alpha) from None
+
+
+def _alpha_too_small(what: str, alpha: float) -> FloatingPointError:
+    """The error of a Cholesky factorisation of what + αI that failed."""
+    return FloatingPointError(
+        f"{what} + alpha·I is not positive definite in floating point (alpha={alpha:g} "
+        f"is too small for the scale of Phi); use a larger alpha")
 
 
 def _finite_weights(coef: np.ndarray) -> np.ndarray:
@@ -235,7 +240,7 @@ def _cg_normal(Phi, rhs: np.ndarray, alpha: float, *, tol: float, max_iter: int,
     return (out[:, 0] if rhs.ndim == 1 else out), max(iterations)
 
 
-class MondrianKernelRidge(RegressorMixin, BaseEstimator):
+class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
     """Ridge regression with the Mondrian kernel (paper Sec. 4.2.1).
 
     Fits :class:`~mondrian.MondrianFeatures` on X and solves ridge
@@ -323,11 +328,6 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         self.store_points = store_points
         self.max_nodes = max_nodes
         self.rotation = rotation
-
-    def __copy__(self):
-        """A copy that shares the trees until either side changes them
-        (:func:`~mondrian.features.mondrian.copy_sharing_trees`)."""
-        return copy_sharing_trees(self)
 
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
@@ -621,9 +621,7 @@ def _factor(features: MondrianFeatures, alpha: float) -> tuple[np.ndarray, np.nd
     try:
         return la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False), order
     except la.LinAlgError:
-        raise FloatingPointError(
-            f"ΦᵀΦ + alpha·I is not positive definite in floating point (alpha={alpha:g} is "
-            f"too small); use a larger alpha") from None
+        raise _alpha_too_small("ΦᵀΦ", alpha) from None
 
 
 def _factor_update(R: np.ndarray, order: np.ndarray, Phi,

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
                           check_random_generator, check_rotation)
-from .features.mondrian import MondrianFeatures, copy_sharing_trees
+from .features.mondrian import MondrianFeatures, SharesTreesOnCopy
 
 __all__ = ["MondrianSGDClassifier"]
 
@@ -65,7 +65,7 @@ def sgd_pass(Phi, targets: np.ndarray, order: np.ndarray, W: np.ndarray, b: np.n
     return t
 
 
-class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
+class MondrianSGDClassifier(SharesTreesOnCopy, ClassifierMixin, BaseEstimator):
     """Linear classifier on Mondrian features learnt by SGD, online or in batch.
 
     Minimises Σᵢ ℓ(yᵢ, wₖᵀφ(xᵢ) + bₖ) + (α/2)‖W‖² one vs rest (one weight
@@ -86,9 +86,10 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
     n_trees : int, default=100
         Number M of Mondrian trees.
     lifetime : float or 'auto', default='auto'
-        Kernel lifetime λ (inverse width of the Laplace kernel).  'auto': the data's scale λ₀ = 1/(median
-        ℓ₁ distance between rows of X), see :class:`~mondrian.MondrianFeatures`
-        (the fitted value is ``features_.lifetime_``).
+        Kernel lifetime λ (inverse width of the Laplace kernel).  'auto': the
+        data's scale λ₀ = 1/(median ℓ₁ distance between rows of X), see
+        :class:`~mondrian.MondrianFeatures` (the fitted value is
+        ``features_.lifetime_``).
     loss : {'log_loss', 'hinge'}, default='log_loss'
         'log_loss' gives :meth:`predict_proba`.
     alpha : float, default=1e-4
@@ -127,9 +128,10 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, n_trees: int = 100, lifetime: float | str = "auto", *, loss: str = "log_loss",
-                 alpha: float = 1e-4, eta0: float = 1.0, max_iter: int = 5, random_state=None,
-                 n_jobs: int | None = None, store_points: bool = True,
+    def __init__(self, n_trees: int = 100, lifetime: float | str = "auto", *,
+                 loss: str = "log_loss", alpha: float = 1e-4, eta0: float = 1.0,
+                 max_iter: int = 5, random_state=None, n_jobs: int | None = None,
+                 store_points: bool = True,
                  max_nodes: int | None = None, rotation=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
@@ -144,11 +146,6 @@ class MondrianSGDClassifier(ClassifierMixin, BaseEstimator):
         self.rotation = rotation
 
     # ------------------------------------------------------------- learning
-
-    def __copy__(self):
-        """A copy that shares the trees until either side changes them
-        (:func:`~mondrian.features.mondrian.copy_sharing_trees`)."""
-        return copy_sharing_trees(self)
 
     def _check_params(self) -> None:
         if self.loss not in _LOSSES:

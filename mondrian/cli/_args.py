@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["positive_int", "nonneg_int", "nonneg_float", "positive_float", "positive_floats", "n_jobs",
-           "csv_file",
+__all__ = ["positive_int", "nonneg_int", "nonneg_float", "positive_float", "positive_floats",
+           "n_jobs", "csv_file",
            "add_dataset_arguments", "add_forest_arguments", "add_output_argument",
            "prepare_output_dir", "load_dataset"]
 

@@ -117,10 +117,9 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         D = X.shape[1]
         rng = check_random_generator(self.random_state)
         # Validated with either kernel, though the Gaussian one ignores it.
-        check_positive_float(self.lifetime, "lifetime")
+        lam = check_positive_float(self.lifetime, "lifetime")
         with np.errstate(over="ignore"):
             if self.kernel == "laplace":
-                lam = check_positive_float(self.lifetime, "lifetime")
                 W = lam * rng.standard_cauchy((D, m))
                 name = "lifetime"
             else:

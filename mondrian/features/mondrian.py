@@ -30,14 +30,24 @@ from sklearn.utils.validation import check_is_fitted
 from .._ext._forest import Forest, copy_bit_generator
 from .._progress import check_verbose, progress
 from .._dask import is_dask_collection
-from .._validation import (available_memory, check_array_input, check_bool, check_int,
-                          check_lifetime, check_random_generator, check_rotation, format_bytes,
-                          resolve_n_jobs)
+from .._validation import (available_memory, check_array_input, check_auto_or, check_bool,
+                          check_int, check_lifetime, check_random_generator, check_rotation,
+                          format_bytes, resolve_n_jobs)
 
 __all__ = ["MondrianFeatures"]
 
 
-class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SharesTreesOnCopy:
+    """``copy.copy`` shares the trees until either side changes them
+    (:func:`copy_sharing_trees`): for the estimators whose ``partial_fit``
+    or ``extend`` change their fitted state in place."""
+
+    def __copy__(self):
+        return copy_sharing_trees(self)
+
+
+class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                       BaseEstimator):
     """Sparse random features of the Mondrian kernel.
 
     ``fit`` grows ``n_trees`` Mondrian trees (paper Sec. 2.2) on X up to
@@ -161,11 +171,6 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.max_nodes = max_nodes
         self.rotation = rotation
 
-    def __copy__(self):
-        """A copy that shares the trees until either side changes them
-        (:func:`copy_sharing_trees`)."""
-        return copy_sharing_trees(self)
-
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None) -> "MondrianFeatures":
         """Grow the trees on X.
@@ -200,7 +205,8 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def _grow(self, X) -> None:
         """Validate the parameters and X, grow the forest (keeping the points)."""
         n_trees = check_int(self.n_trees, "n_trees")
-        lifetime = check_lifetime_or_auto(self.lifetime)
+        lifetime = check_auto_or(self.lifetime, "lifetime", check_lifetime,
+                                 "a finite number >= 0")
         check_bool(self.store_points, "store_points")
         _check_max_nodes(self.max_nodes)
         n_threads = resolve_n_jobs(self.n_jobs)
@@ -209,9 +215,10 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
         if lifetime == "auto":
+            from ..path.search import lifetime_scale  # (the path package imports this one)
             # Draws rows from rng, not from its seed sequence: the trees'
             # streams (spawned below) are the same as with a number.
-            lifetime = data_lifetime(X, rng, rotation)
+            lifetime = lifetime_scale(X, rng, rotation=rotation)
         budget = _MemoryBudget(X, n_trees, n_threads, rotation)
         budget.check_fixed()
         streams = spawn_streams(rng, n_trees)
@@ -521,22 +528,6 @@ class MondrianFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         tags.input_tags.sparse = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
-
-
-def check_lifetime_or_auto(value, name: str = "lifetime"):
-    """'auto' or a lifetime (:func:`~mondrian._validation.check_lifetime`)."""
-    if isinstance(value, str):
-        if value != "auto":
-            raise ValueError(f"{name} must be 'auto' or a finite number >= 0, got {value!r}")
-        return value
-    return check_lifetime(value, name)
-
-
-def data_lifetime(X: np.ndarray, rng: np.random.Generator, rotation: str | None) -> float:
-    """``lifetime='auto'``: λ₀ = 1/(median ℓ₁ distance between rows of X)
-    (:func:`~mondrian.path.search.lifetime_scale`)."""
-    from ..path.search import lifetime_scale
-    return lifetime_scale(X, rng, rotation=rotation)
 
 
 def copy_sharing_trees(obj):

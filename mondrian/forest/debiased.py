@@ -168,7 +168,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _debias
-from .._validation import (check_array_input, check_bool, check_fraction, check_int,
+from .._validation import (check_array_input, check_auto_or, check_bool, check_fraction,
+                          check_int,
                           check_lifetime, check_lifetime_ratios, check_target_scale,
                           resolve_n_jobs, check_rotation)
 from ..features import MondrianFeatures
@@ -401,17 +402,11 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
             ratios = LIFETIME_RATIO_BASE ** np.arange(J + 1, dtype=np.float64)
         else:
             ratios = check_lifetime_ratios(self.lifetime_ratios, J + 1)
-        if isinstance(self.lifetime, str):
-            if self.lifetime != "auto":
-                raise ValueError(f"lifetime must be 'auto' or a number >= 0, "
-                                 f"got {self.lifetime!r}")
-            lifetime = None
-        else:
-            lifetime = check_lifetime(self.lifetime)
+        lifetime = check_auto_or(self.lifetime, "lifetime", check_lifetime, "a number >= 0")
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_target_scale(y)
-        if lifetime is None:
+        if lifetime == "auto":
             try:
                 lifetime, rule = aimse_lifetime(X, y), "aimse"
             except ValueError:

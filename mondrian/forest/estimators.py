@@ -63,13 +63,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _mforest
-from .._validation import (check_array_input, check_bool, check_fitted_features,
-                          check_fraction, check_int,
-                          check_lifetime, check_positive_float, check_random_generator,
-                          check_rotation, check_target_scale, resolve_n_jobs,
-                          target_column)
+from .._validation import (check_array_input, check_auto_or, check_bool,
+                          check_fitted_features, check_fraction, check_int, check_lifetime,
+                          check_positive_float, check_random_generator, check_rotation,
+                          check_target_scale, resolve_n_jobs, target_column)
 from ..features import MondrianFeatures
-from ..features.mondrian import _check_joint_range, _check_max_nodes, copy_sharing_trees
+from ..features.mondrian import SharesTreesOnCopy, _check_joint_range, _check_max_nodes
 from . import aggregation as amf
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
@@ -160,11 +159,9 @@ class _ShareToken:
 
 
 def _check_auto_or_positive(value, name: str, *, allow_zero: bool = False):
-    if isinstance(value, str):
-        if value != "auto":
-            raise ValueError(f"{name} must be 'auto' or a positive number, got {value!r}")
-        return "auto"
-    return check_positive_float(value, name, allow_zero=allow_zero)
+    return check_auto_or(value, name,
+                         lambda v, n: check_positive_float(v, n, allow_zero=allow_zero),
+                         "a positive number")
 
 
 #: ``partial_fit`` keeps the points of a fitted forest aside, and inserts
@@ -214,7 +211,7 @@ def _merge_chunks(chunks: tuple, new: tuple) -> tuple:
     return chunks
 
 
-class _MondrianForestBase(BaseEstimator):
+class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
     """Tree growth, lifetime selection and partial_fit shared by both forests."""
 
     # The fitted state that the points partial_fit keeps aside change in
@@ -246,10 +243,10 @@ class _MondrianForestBase(BaseEstimator):
     def __copy__(self):
         """A copy taken once the waiting points are in the trees, sharing
         the trees until either side changes them
-        (:func:`~mondrian.features.mondrian.copy_sharing_trees`: the node
+        (:class:`~mondrian.features.mondrian.SharesTreesOnCopy`: the node
         statistics and the AMF state are copied)."""
         self._settle()
-        return copy_sharing_trees(self)
+        return super().__copy__()
 
     def _defer_points(self, X: np.ndarray, targets: np.ndarray) -> None:
         """Keep the validated points X (and their targets) aside for
@@ -276,19 +273,14 @@ class _MondrianForestBase(BaseEstimator):
             self._settle()
 
     def _check_common(self) -> dict:
-        lifetime = self.lifetime
-        if isinstance(lifetime, str):
-            if lifetime != "auto":
-                raise ValueError(f"lifetime must be 'auto' or a number >= 0, got {lifetime!r}")
-        else:
-            lifetime = check_lifetime(lifetime)
+        lifetime = check_auto_or(self.lifetime, "lifetime", check_lifetime, "a number >= 0")
         return dict(n_trees=check_int(self.n_trees, "n_trees"), lifetime=lifetime,
                     n_threads=resolve_n_jobs(self.n_jobs),
                     rotation=check_rotation(self.rotation),
                     smoothing=check_bool(self.smoothing, "smoothing"),
                     validation_fraction=check_fraction(self.validation_fraction,
                                                        "validation_fraction"),
-                    max_nodes=self._check_max_nodes(),
+                    max_nodes=_check_max_nodes(self.max_nodes),
                     aggregation=check_bool(self.aggregation, "aggregation"))
 
     def _is_fitted_key(self, lam: float, hyper) -> bool:
@@ -296,9 +288,6 @@ class _MondrianForestBase(BaseEstimator):
         (whose node posterior is worth keeping)."""
         return (getattr(self, "_resolved", None) is not None
                 and lam == getattr(self, "lifetime_", None) and hyper == self._resolved)
-
-    def _check_max_nodes(self):
-        return _check_max_nodes(self.max_nodes)
 
     def _features(self, params: dict, lifetime: float, rng) -> MondrianFeatures:
         return MondrianFeatures(n_trees=params["n_trees"], lifetime=lifetime, random_state=rng,
@@ -409,7 +398,7 @@ class _MondrianForestBase(BaseEstimator):
             self.features_ = copy.copy(self.features_)
             self.features_.forest_ = self.features_.forest_.copy()
             self._share_token = None
-        self.features_.max_nodes = self._check_max_nodes()
+        self.features_.max_nodes = _check_max_nodes(self.max_nodes)
         if self.aggregation:
             self.amf_state_ = amf.insert(self.features_, X, targets, self.amf_state_,
                                          **self._amf_args())

@@ -267,13 +267,14 @@ class DualRidge:
         coef = self._U @ (self._Uty[:, None] / (self.eigenvalues[:, None] + alphas[None, :]))
         return K_cross @ coef
 
-    def predictions_or_nan(self, K_cross: np.ndarray, alphas) -> np.ndarray:
-        """:meth:`predictions`, NaN for the alphas below ``alpha_floor``."""
+    def prediction_mse(self, K_cross: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
+        """Mean squared error of :meth:`predictions` against ``y`` for each
+        alpha, inf for the alphas below ``alpha_floor`` (as the other
+        scores)."""
         alphas = np.asarray(alphas, dtype=np.float64)
-        safe = np.maximum(alphas, self.alpha_floor)
-        pred = self.predictions(K_cross, safe)
-        pred[:, alphas < self.alpha_floor] = np.nan
-        return pred
+        pred = self.predictions(K_cross, np.maximum(alphas, self.alpha_floor))
+        mse = np.mean(np.square(pred - y[:, None]), axis=0)
+        return self._refuse_small(alphas, mse, np.inf)
 
 
 class DualScorer:
@@ -375,17 +376,14 @@ class DualScorer:
             for f in np.unique(self.folds):
                 tr, te = np.flatnonzero(self.folds != f), np.flatnonzero(self.folds == f)
                 fold = DualRidge(K[np.ix_(tr, tr)], y[tr], n_jobs=n_jobs)
-                pred = fold.predictions_or_nan(K[np.ix_(te, tr)], self.alphas)
-                sse += np.sum(np.square(pred - y[te, None]), axis=0)
-            error = np.where(np.isnan(sse), np.inf, sse / y.shape[0])
+                sse += te.size * fold.prediction_mse(K[np.ix_(te, tr)], y[te], self.alphas)
+            error = sse / y.shape[0]
         ridge = DualRidge(K, y, n_jobs=n_jobs)
         if self.method == "loo":
             error = ridge.loo_mse(self.alphas)
         elif self.method == "holdout":
             K_val = mondrian_kernel_matrix(labels[self.val_rows], train, n_jobs=threads)
-            pred = ridge.predictions_or_nan(K_val, self.alphas)
-            error = np.mean(np.square(pred - self.y[self.val_rows, None]), axis=0)
-            error = np.where(np.isnan(error), np.inf, error)
+            error = ridge.prediction_mse(K_val, self.y[self.val_rows], self.alphas)
         # Every alpha below the rounding level: nothing can be scored.
         ridge._check_alpha(np.array([np.max(self.alphas)]))
         n_cells = int(np.sum(labels.max(axis=0).astype(np.int64) + 1))

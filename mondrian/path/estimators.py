@@ -43,7 +43,8 @@ from .._dask import is_dask_collection
 from .._ext._dual import LABEL_MAX_TREES
 from .._progress import check_verbose
 from .._progress import progress as show_progress
-from .._validation import (check_alphas, check_array_input, check_bool, check_fraction,
+from .._validation import (check_alphas, check_array_input, check_auto_or, check_bool,
+                           check_fraction,
                            check_feature_names, check_int, check_lifetime,
                            check_positive_float, check_random_generator, check_rotation,
                            check_target_scale, resolve_n_jobs)
@@ -299,15 +300,6 @@ _SEARCH_STEPS = 9
 
 _SOLVERS = ("auto", "dual", "cholesky", "cg")
 _SELECTIONS = ("validation", "evidence")
-
-
-def _auto_or(value, name: str, check):
-    """'auto', or ``value`` validated by ``check(value, name)``."""
-    if isinstance(value, str):
-        if value != "auto":
-            raise ValueError(f"{name} must be 'auto' or a value, got {value!r}")
-        return value
-    return check(value, name)
 
 
 def _any_auto(p: dict) -> bool:
@@ -817,15 +809,15 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     def _check_params(self) -> dict:
         """Validated parameters; 'auto' values stay 'auto'."""
         p = {}
-        p["n_trees"] = _auto_or(self.n_trees, "n_trees", check_int)
+        p["n_trees"] = check_auto_or(self.n_trees, "n_trees", check_int)
         if p["n_trees"] != "auto" and p["n_trees"] > LABEL_MAX_TREES and self.solver == "dual":
             raise ValueError(f"solver='dual' takes at most {LABEL_MAX_TREES} trees, "
                              f"got n_trees={p['n_trees']}")
-        lam = _auto_or(self.max_lifetime, "max_lifetime", check_lifetime)
+        lam = check_auto_or(self.max_lifetime, "max_lifetime", check_lifetime)
         if lam != "auto" and lam <= 0:
             raise ValueError(f"max_lifetime must be > 0 or 'auto', got {lam!r}")
         p["max_lifetime"] = lam
-        p["alphas"] = _auto_or(self.alphas, "alphas", lambda value, _: check_alphas(value))
+        p["alphas"] = check_auto_or(self.alphas, "alphas", lambda value, _: check_alphas(value))
         if self.selection not in _SELECTIONS:
             raise ValueError(f"selection must be one of {_SELECTIONS}, got {self.selection!r}")
         if self.solver not in _SOLVERS:
@@ -835,9 +827,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                              "at every event: use solver='cholesky' or 'auto'")
         if self.prior not in ("uniform", "log-uniform"):
             raise ValueError(f"prior must be 'uniform' or 'log-uniform', got {self.prior!r}")
-        p["n_lifetimes"] = _auto_or(self.n_lifetimes, "n_lifetimes",
+        p["n_lifetimes"] = check_auto_or(self.n_lifetimes, "n_lifetimes",
                                     lambda v, name: check_int(v, name, minimum=2))
-        p["tol"] = _auto_or(self.tol, "tol", check_positive_float)
+        p["tol"] = check_auto_or(self.tol, "tol", check_positive_float)
         if p["tol"] == "auto":
             p["tol"] = PATH_TOL if _any_auto(p) else EXPLICIT_TOL
         # The confirmation ladder's tolerance (it only ranks candidates).
@@ -1916,16 +1908,16 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         """
         solver = self._resolved_solver()
         verbose = check_verbose(self.verbose)
-        n_trees = _auto_or(self.n_trees, "n_trees", check_int)
-        lam = _auto_or(self.max_lifetime, "max_lifetime", check_lifetime)
+        n_trees = check_auto_or(self.n_trees, "n_trees", check_int)
+        lam = check_auto_or(self.max_lifetime, "max_lifetime", check_lifetime)
         if lam != "auto" and lam <= 0:
             raise ValueError(f"max_lifetime must be > 0 or 'auto', got {lam!r}")
-        n_lifetimes = _auto_or(self.n_lifetimes, "n_lifetimes",
+        n_lifetimes = check_auto_or(self.n_lifetimes, "n_lifetimes",
                                lambda v, name: check_int(v, name, minimum=2))
         fraction = check_fraction(self.validation_fraction, "validation_fraction")
         check_bool(self.warm_start, "warm_start")
         check_rotation(self.rotation)
-        Cs = _auto_or(self.Cs, "Cs", _check_Cs)
+        Cs = check_auto_or(self.Cs, "Cs", _check_Cs)
         tol = check_positive_float(self.tol, "tol")
         max_iter = check_int(self.max_iter, "max_iter")
         check_positive_float(self.alpha, "alpha", allow_zero=True)
