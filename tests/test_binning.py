@@ -127,6 +127,23 @@ def test_determinism_threads_pickle(rng):
     assert (pickle.loads(pickle.dumps(rb)).transform(Y) != rb.transform(Y)).nnz == 0
 
 
+def test_auto_lifetime_is_the_data_scale_and_equals_its_value(rng):
+    """'auto' (the default) is λ₀ = 1/median ℓ₁ distance between the rows,
+    and gives the grids of that value passed as a number (its rows are
+    drawn after the grids); with it the bins of c·X are those of X."""
+    X = rng.normal(size=(60, 3)) * [1.0, 10.0, 0.1]
+    l1 = np.abs(X[:, None] - X[None]).sum(-1)[np.triu_indices(60, 1)]
+    auto = RandomBinningFeatures(n_grids=30, random_state=4).fit(X)
+    assert auto.lifetime_ == pytest.approx(1.0 / np.median(l1), rel=1e-12)
+    given = RandomBinningFeatures(lifetime=auto.lifetime_, n_grids=30, random_state=4).fit(X)
+    np.testing.assert_array_equal(auto.pitch_, given.pitch_)
+    np.testing.assert_array_equal(auto.shift_, given.shift_)
+    Y = rng.normal(size=(20, 3)) * [1.0, 10.0, 0.1]
+    for c in (2.0**-20, 2.0**20):   # powers of two: the scaled bins are exact
+        scaled = RandomBinningFeatures(n_grids=30, random_state=4).fit(c * X)
+        assert (scaled.transform(c * Y) != auto.transform(Y)).nnz == 0
+
+
 def test_huge_lifetime_raises(rng):
     X = rng.random((5, 2)) * 1e6
     with pytest.raises(ValueError, match="pitch"):
@@ -139,6 +156,7 @@ def test_huge_lifetime_raises(rng):
     (dict(lifetime=float("nan")), ValueError, "lifetime"),
     (dict(n_grids=0), ValueError, "n_grids"),
     (dict(n_grids=True), TypeError, "n_grids"),
+    (dict(lifetime="median"), ValueError, "lifetime must be 'auto' or"),
 ])
 def test_bad_parameters(params, exc, match):
     with pytest.raises(exc, match=match):

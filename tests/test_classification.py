@@ -287,7 +287,7 @@ def test_validation_labels_must_be_classes(problem):
 def test_sgd_solver_with_automatic_lifetime(problem):
     """solver='sgd' (the paper's path) with max_lifetime='auto' sweeps
     [0, 4λ₀], λ₀ = 1/(median ℓ₁ distance between training points)."""
-    from mondrian.path.search import lifetime_scale
+    from mondrian._scale import lifetime_scale
 
     X, y2, _, _ = problem
     clf = MondrianKernelClassifierCV(solver="sgd", n_trees=5, n_lifetimes=4,

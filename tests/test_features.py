@@ -437,7 +437,7 @@ def test_auto_lifetime_is_the_data_scale(n):
     most 1000 rows drawn from random_state; the trees are those of the
     number itself (the draws do not touch the trees' streams), and λ₀
     follows the units of X."""
-    from mondrian.path.search import lifetime_scale
+    from mondrian._scale import lifetime_scale
     X = np.random.default_rng(5).normal(size=(n, 4)) * [1.0, 10.0, 1e3, 1e-2]
     auto = MondrianFeatures(n_trees=20, random_state=0).fit(X)
     lam = lifetime_scale(X, np.random.default_rng(0))
@@ -453,7 +453,7 @@ def test_auto_lifetime_of_the_estimators_on_raw_data():
     on features of very different scales, lifetime=1 gave one cell per
     point and tree, 'auto' a few per tree."""
     from mondrian import MondrianKernelRidge, MondrianSGDClassifier
-    from mondrian.path.search import lifetime_scale
+    from mondrian._scale import lifetime_scale
     rng = np.random.default_rng(1)
     X = rng.random((400, 3)) * [1e5, 1.0, 1e3]
     y = np.sin(X[:, 0] / 2e4)

@@ -104,6 +104,36 @@ def test_determinism_and_pickle(rng):
     assert np.array_equal(pickle.loads(pickle.dumps(rff)).transform(X), a)
 
 
+def test_auto_width_is_the_data_scale_and_equals_its_value(rng):
+    """'auto' (the default) is λ₀ = 1/median ℓ₁ distance (Laplace) or the
+    median ℓ₂ distance (Gaussian), and gives the frequencies of that value
+    passed as a number (the width's rows are drawn after the frequencies)."""
+    X = rng.normal(size=(60, 4)) * [1.0, 10.0, 0.1, 3.0]
+    l1 = np.abs(X[:, None] - X[None]).sum(-1)[np.triu_indices(60, 1)]
+    l2 = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(60, 1)]
+    lap = RandomFourierFeatures(n_components=40, random_state=5).fit(X)
+    assert lap.lifetime_ == pytest.approx(1.0 / np.median(l1), rel=1e-12)
+    given = RandomFourierFeatures(lifetime=lap.lifetime_, n_components=40, random_state=5)
+    np.testing.assert_array_equal(lap.frequencies_, given.fit(X).frequencies_)
+    gau = RandomFourierFeatures(kernel="gaussian", n_components=40, random_state=5).fit(X)
+    np.testing.assert_allclose(gau.length_scale_, np.median(l2), rtol=1e-12)
+    given = RandomFourierFeatures(kernel="gaussian", length_scale=gau.length_scale_[0],
+                                  n_components=40, random_state=5)
+    np.testing.assert_array_equal(gau.frequencies_, given.fit(X).frequencies_)
+
+
+@pytest.mark.parametrize("kernel", ["laplace", "gaussian"])
+def test_auto_width_follows_the_units_of_X(rng, kernel):
+    """The kernel depends on X only through X/width, so with 'auto' the
+    features of c·X fitted on c·X are those of X fitted on X (frequencies
+    scaled by 1/c: the projections agree to rounding)."""
+    X, Y = rng.normal(size=(50, 3)), rng.normal(size=(7, 3))
+    base = RandomFourierFeatures(kernel, n_components=30, random_state=2).fit(X).transform(Y)
+    for c in (1e-6, 1e6):
+        scaled = RandomFourierFeatures(kernel, n_components=30, random_state=2).fit(c * X)
+        np.testing.assert_allclose(scaled.transform(c * Y), base, atol=1e-12)
+
+
 @pytest.mark.parametrize("params, exc, match", [
     (dict(lifetime=0.0), ValueError, "lifetime"),
     (dict(lifetime=-1.0), ValueError, "lifetime"),
@@ -113,6 +143,8 @@ def test_determinism_and_pickle(rng):
     (dict(n_components=0), ValueError, "n_components"),
     (dict(n_components=2.5), TypeError, "n_components"),
     (dict(kernel="cosine"), ValueError, "kernel"),
+    (dict(lifetime="median"), ValueError, "lifetime must be 'auto' or"),
+    (dict(kernel="gaussian", length_scale="median"), ValueError, "length_scale must be 'auto' or"),
 ])
 def test_bad_parameters(params, exc, match):
     with pytest.raises(exc, match=match):

@@ -14,7 +14,8 @@ from mondrian._ext._dual import symmetric_eigh
 from mondrian._validation import available_cores, resolve_n_jobs
 from mondrian.path import estimators as path_estimators
 from mondrian.path.dual import DualRidge, DualScorer, cell_labels, mondrian_kernel_matrix
-from mondrian.path.search import FLAT_TIE, lifetime_scale, search_lifetime
+from mondrian._scale import length_scale_median, lifetime_scale
+from mondrian.path.search import FLAT_TIE, search_lifetime
 from mondrian.ridge import ridge_solve
 
 
@@ -134,6 +135,26 @@ def test_lifetime_scale_is_inverse_median_l1_distance():
     d = np.abs(X[:, None, :] - X[None, :, :]).sum(-1)[np.triu_indices(30, 1)]
     assert lifetime_scale(X, rng) == pytest.approx(1.0 / np.median(d), rel=1e-12)
     assert lifetime_scale(np.ones((5, 2)), rng) == 1.0
+
+
+def test_length_scale_median_is_median_l2_distance_at_any_scale():
+    """The median ℓ₂ distance between distinct rows (repeats left out, 1.0
+    when all rows coincide), the same relative value for X scaled by 1e±300
+    (the squares inside the norm would leave double precision), refused
+    where its inverse overflows."""
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        X = np.round(rng.normal(size=(int(rng.integers(3, 30)), 3)), 1)
+        X = X[rng.integers(0, X.shape[0], X.shape[0] + 4)]
+        d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(X.shape[0], 1)]
+        want = 1.0 if not np.any(d > 0) else np.median(d[d > 0])
+        assert length_scale_median(X, rng) == pytest.approx(want, rel=1e-12)
+        if np.any(d > 0):
+            for c in (1e-300, 1e300):
+                assert length_scale_median(X * c, rng) == pytest.approx(want * c, rel=1e-12)
+    assert length_scale_median(np.ones((4, 2)), np.random.default_rng(0)) == 1.0
+    with pytest.raises(ValueError, match="rescale X or pass a length_scale"):
+        length_scale_median(np.eye(3) * 1e-320, np.random.default_rng(0))
 
 
 def test_pair_l1_is_scipys_cityblock_bitwise():

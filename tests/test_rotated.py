@@ -321,10 +321,24 @@ def test_axis_aligned_results_are_pinned_bit_for_bit():
                    f.perm) == "dc615ed04cfe9d10"
     T = mf.transform(Xt)
     assert _digest(T.data, T.indices) == "49546d5baf94f72c"
+    # The ridge solves go through LAPACK, whose rounding depends on the
+    # kernels OpenBLAS picks for the machine's CPU (digests recorded on one
+    # machine failed on another): recorded values to 1e-9 relative, far
+    # above a solve's rounding (alpha = 0.1, condition number < 1e3) and far
+    # below any change of the trees or the model.  The selection is exact.
     ridge = MondrianKernelRidge(n_trees=30, lifetime=3.0, alpha=0.1, random_state=0)
-    assert _digest(ridge.fit(X, y).predict(Xt)) == "04c9b795f5b72c03"
+    pred = ridge.fit(X, y).predict(Xt)
+    np.testing.assert_allclose(
+        [*pred[[0, 17, 42, 99]], pred.sum()],
+        [1.221733090802885, 1.0283925475740976, -0.05375592121350192, 0.07193525646086951,
+         65.43326831967875], rtol=1e-9)
     cv = MondrianKernelRidgeCV(random_state=0).fit(X, y)
-    assert _digest(cv.predict(Xt), np.asarray(cv.lifetime_)) == "c589c5e39b4adec7"
+    assert (cv.lifetime_, cv.alpha_) == (0.06431342537113566, 0.01778279410038923)
+    pred = cv.predict(Xt)
+    np.testing.assert_allclose(
+        [*pred[[0, 17, 42, 99]], pred.sum()],
+        [1.355740381991236, 1.345826368482562, -0.5376791136188745, -0.9354298897572979,
+         52.62475105550971], rtol=1e-9)
 
 
 # --------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._ext._binning import binning_fit, binning_lookup
-from .._validation import (check_array_input, check_int, check_positive_float,
+from .._scale import lifetime_scale
+from .._validation import (check_array_input, check_auto_or, check_int, check_positive_float,
                           check_random_generator, resolve_n_jobs)
 
 __all__ = ["RandomBinningFeatures"]
@@ -43,9 +44,14 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     Parameters
     ----------
-    lifetime : float, default=1.0
+    lifetime : float or 'auto', default='auto'
         λ > 0, the inverse width of the Laplace kernel (the Mondrian
-        kernel's lifetime); grid pitches are Gamma(2, scale 1/λ).
+        kernel's lifetime); grid pitches are Gamma(2, scale 1/λ).  'auto':
+        the data's scale λ₀ = 1/(median ℓ₁ distance between rows of X)
+        (:func:`~mondrian._scale.lifetime_scale`, on at most 1000 rows drawn
+        from ``random_state`` after the grids), at which a typical pair of
+        points has kernel e⁻¹, as :class:`~mondrian.MondrianFeatures` does;
+        a fixed number does not follow the units of X.
     n_grids : int, default=100
         Number P of independent grids (non-zeros per training row).
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
@@ -56,6 +62,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     Attributes
     ----------
+    lifetime_ : float
+        The kernel's λ (the value of ``lifetime``, or the data's scale).
     pitch_ : ndarray of shape (n_grids, n_features)
         The pitches δ_gd.
     shift_ : ndarray of shape (n_grids, n_features)
@@ -84,7 +92,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     3000
     """
 
-    def __init__(self, lifetime: float = 1.0, n_grids: int = 100, random_state=None,
+    def __init__(self, lifetime: float | str = "auto", n_grids: int = 100, random_state=None,
                  n_jobs: int | None = None):
         self.lifetime = lifetime
         self.n_grids = n_grids
@@ -113,20 +121,28 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return self._csr(codes + self.bin_offsets_[:-1, None])
 
     def _fit(self, X) -> np.ndarray:
-        lam = check_positive_float(self.lifetime, "lifetime")
+        lam = check_auto_or(self.lifetime, "lifetime", check_positive_float,
+                            "a finite number > 0")
         P = check_int(self.n_grids, "n_grids")
         n_threads = resolve_n_jobs(self.n_jobs)
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
         D = X.shape[1]
+        # The standard draws first and an 'auto' lifetime's rows after
+        # them, so that 'auto' gives the grids of its value passed as a
+        # number (Gamma(2, s) is s times the standard draw, bitwise).
+        unit_pitch = rng.standard_gamma(2.0, size=(P, D))
+        unit_shift = rng.random((P, D))
+        if lam == "auto":
+            lam = lifetime_scale(X, rng)
         with np.errstate(over="ignore"):
             scale = 1.0 / lam
         if not np.isfinite(scale):
             raise ValueError(f"lifetime={lam!r} is so small that the grid pitch 1/lifetime "
                              "overflows double precision; use lifetime >= 1e-300 (at such "
                              "lifetimes every point shares one bin: the kernel is 1)")
-        with np.errstate(over="ignore"):
-            pitch = rng.gamma(2.0, scale, size=(P, D))
+        with np.errstate(over="ignore", under="ignore"):
+            pitch = scale * unit_pitch
         # Gamma draws are > 0 but can underflow to 0 for extreme λ, and
         # overflow to inf for λ near the smallest normal double.
         if not np.all(pitch > 0):
@@ -134,12 +150,13 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         if not np.all(np.isfinite(pitch)):
             raise ValueError(f"lifetime={lam!r} is so small that grid pitches overflow; "
                              "use a larger lifetime")
-        shift = rng.random((P, D)) * pitch
+        shift = unit_shift * pitch
         inv_pitch = 1.0 / pitch
         rep, n_bins, codes = binning_fit(X, inv_pitch, shift, n_threads)
         offsets = np.zeros(P + 1, dtype=np.int64)
         np.cumsum(n_bins, out=offsets[1:])
         mask = np.arange(X.shape[0])[None, :] < n_bins[:, None]
+        self.lifetime_ = lam
         self.pitch_ = pitch
         self.shift_ = shift
         self.bin_offsets_ = offsets

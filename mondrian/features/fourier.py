@@ -17,7 +17,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._ext._fourier import cos_sin_pairs
-from .._validation import (check_array_input, check_int, check_length_scales,
+from .._scale import length_scale_median, lifetime_scale
+from .._validation import (check_array_input, check_auto_or, check_int, check_length_scales,
                           check_positive_float, check_random_generator)
 
 __all__ = ["RandomFourierFeatures"]
@@ -32,7 +33,8 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     the dense matrix with columns ``2j, 2j+1`` = cos ω_jᵀx / √m,
     sin ω_jᵀx / √m, so that φ(x)ᵀφ(y) = m⁻¹ Σ_j cos ω_jᵀ(x - y) is an
     unbiased estimate of the kernel for any x, y (also points never seen in
-    ``fit``; only the input dimension is learned from the data).
+    ``fit``; from the data, only the input dimension and, with the default
+    ``'auto'`` width, the kernel's width are learned).
 
     * ``kernel='laplace'``: k(x, y) = exp(-λ‖x - y‖₁), whose spectral
       measure is a product of Cauchy distributions: ω_d ~ Cauchy(0, λ)
@@ -55,12 +57,20 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     ----------
     kernel : {'laplace', 'gaussian'}, default='laplace'
         The kernel to approximate.
-    lifetime : float, default=1.0
+    lifetime : float or 'auto', default='auto'
         λ > 0 of the Laplace kernel (the inverse width; the Mondrian kernel's
-        lifetime).  Used only with ``kernel='laplace'``.
-    length_scale : float or array-like of shape (n_features,), default=1.0
-        ℓ > 0 of the Gaussian kernel, shared or per dimension.  Used only
-        with ``kernel='gaussian'``.
+        lifetime).  'auto': the data's scale λ₀ = 1/(median ℓ₁ distance
+        between rows of X) (:func:`~mondrian._scale.lifetime_scale`, on at
+        most 1000 rows drawn from ``random_state`` after the frequencies),
+        at which a typical pair of points has kernel e⁻¹, as
+        :class:`~mondrian.MondrianFeatures` does; a fixed number does not
+        follow the units of X.  Used only with ``kernel='laplace'``.
+    length_scale : float, array-like of shape (n_features,) or 'auto', default='auto'
+        ℓ > 0 of the Gaussian kernel, shared or per dimension.  'auto': the
+        median ℓ₂ distance between rows of X (the "median heuristic",
+        :func:`~mondrian._scale.length_scale_median`, on at most 1000 rows
+        drawn after the frequencies), at which a typical pair has kernel
+        e^{-½}.  Used only with ``kernel='gaussian'``.
     n_components : int, default=100
         Number m of frequencies; the output has 2m columns.
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
@@ -70,6 +80,10 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     ----------
     frequencies_ : ndarray of shape (n_features, n_components)
         The frequencies ω_j as columns.
+    lifetime_ : float
+        The Laplace kernel's λ (``kernel='laplace'`` only).
+    length_scale_ : ndarray of shape (n_features,)
+        The Gaussian kernel's ℓ per dimension (``kernel='gaussian'`` only).
     n_features_in_ : int
         Input dimension D.
 
@@ -89,7 +103,8 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     (5, 100)
     """
 
-    def __init__(self, kernel: str = "laplace", lifetime: float = 1.0, length_scale=1.0,
+    def __init__(self, kernel: str = "laplace", lifetime: float | str = "auto",
+                 length_scale="auto",
                  n_components: int = 100, random_state=None):
         self.kernel = kernel
         self.lifetime = lifetime
@@ -103,7 +118,8 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Only its number of columns is used (and its validity checked).
+            Its number of columns, and with an ``'auto'`` width the
+            distances between its rows.
         y : ignored
 
         Returns
@@ -117,14 +133,26 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         D = X.shape[1]
         rng = check_random_generator(self.random_state)
         # Validated with either kernel, though the Gaussian one ignores it.
-        lam = check_positive_float(self.lifetime, "lifetime")
+        lam = check_auto_or(self.lifetime, "lifetime", check_positive_float,
+                            "a finite number > 0")
+        # The standard draws come first and an 'auto' width's rows after
+        # them, so that 'auto' gives the frequencies of its value passed as
+        # a number.
         with np.errstate(over="ignore"):
             if self.kernel == "laplace":
-                W = lam * rng.standard_cauchy((D, m))
+                C = rng.standard_cauchy((D, m))
+                if lam == "auto":
+                    lam = lifetime_scale(X, rng)
+                W = lam * C
                 name = "lifetime"
             else:
-                ls = check_length_scales(self.length_scale, D)
-                W = rng.standard_normal((D, m)) / ls[:, None]
+                ls = check_auto_or(self.length_scale, "length_scale",
+                                   lambda value, name: check_length_scales(value, D, name),
+                                   "a positive number or an array of them")
+                Z = rng.standard_normal((D, m))
+                if isinstance(ls, str):
+                    ls = np.full(D, length_scale_median(X, rng))
+                W = Z / ls[:, None]
                 name = "length_scale"
         if not np.all(np.isfinite(W)):
             small, only = (("large", "lifetime * X") if name == "lifetime"
@@ -132,6 +160,10 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"{name} is so {small} that frequencies overflow double "
                              f"precision; rescale X and {name} together (the kernel "
                              f"depends on {only} only)")
+        if name == "lifetime":
+            self.lifetime_ = lam
+        else:
+            self.length_scale_ = ls
         self.frequencies_ = W
         return self
 

@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._ext._forest import Forest, copy_bit_generator
 from .._progress import check_verbose, progress
+from .._scale import lifetime_scale
 from .._dask import is_dask_collection
 from .._validation import (available_memory, check_array_input, check_auto_or, check_bool,
                           check_int, check_lifetime, check_random_generator, check_rotation,
@@ -72,7 +73,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         Terminal lifetime Λ ≥ 0: the Laplace kernel's inverse width λ of
         ``exp(-λ‖x - x'‖₁)`` (Sec. 3) and the largest lifetime ``transform``
         accepts.  'auto': the data's scale λ₀ = 1/(median ℓ₁ distance between
-        the rows of X) (:func:`~mondrian.path.search.lifetime_scale`, on at most
+        the rows of X) (:func:`~mondrian._scale.lifetime_scale`, on at most
         1000 rows drawn from ``random_state``; with ``rotation='uniform'``,
         the rotated kernel's distance), at which a typical pair of points has
         kernel e⁻¹ -- the starting point of the kernel-width search of
@@ -215,7 +216,6 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         X = check_array_input(self, X, reset=True)
         rng = check_random_generator(self.random_state)
         if lifetime == "auto":
-            from ..path.search import lifetime_scale  # (the path package imports this one)
             # Draws rows from rng, not from its seed sequence: the trees'
             # streams (spawned below) are the same as with a number.
             lifetime = lifetime_scale(X, rng, rotation=rotation)

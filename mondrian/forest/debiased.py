@@ -168,6 +168,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _debias
+from .._scale import lifetime_scale
 from .._validation import (check_array_input, check_auto_or, check_bool, check_fraction,
                           check_int,
                           check_lifetime, check_lifetime_ratios, check_target_scale,
@@ -620,6 +621,5 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
 def _median_distance_lifetime(X: np.ndarray) -> float:
     """1/(median ℓ₁ distance between distinct training points) on the first
     1000 points (deterministic: no rows drawn), 1.0 if all points coincide
-    (:func:`~mondrian.path.search.lifetime_scale`)."""
-    from ..path.search import lifetime_scale
+    (:func:`~mondrian._scale.lifetime_scale`)."""
     return lifetime_scale(X[:1000], np.random.default_rng(0), max_rows=1000)

@@ -63,6 +63,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _mforest
+from .._scale import lifetime_scale
 from .._validation import (check_array_input, check_auto_or, check_bool,
                           check_fitted_features, check_fraction, check_int, check_lifetime,
                           check_positive_float, check_random_generator, check_rotation,
@@ -74,7 +75,7 @@ from . import aggregation as amf
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
 
 #: Terminal lifetime of ``lifetime='auto'``, in units of the data's scale
-#: λ₀ = 1/median ℓ₁ distance (:func:`~mondrian.path.search.lifetime_scale`).
+#: λ₀ = 1/median ℓ₁ distance (:func:`~mondrian._scale.lifetime_scale`).
 AUTO_LIFETIME_FACTOR = 2.0**7
 #: Lifetimes evaluated by ``lifetime='auto'``: Λ·2^-k, k = 0..AUTO_GRID_STEPS.
 AUTO_GRID_STEPS = 12
@@ -316,7 +317,6 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         enough = n >= MIN_POINTS_FOR_SELECTION
         select_hyper = len(grid) > 1 and enough
         hold_out = enough and (auto_lifetime or (select_hyper and not self._selects_in_sample))
-        from ..path.search import lifetime_scale
         # Draws from rng's own stream: the trees' streams are spawned.
         self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
         if auto_lifetime:
@@ -412,7 +412,6 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
     def _fit_aggregated(self, X, targets, params, rng) -> None:
         """AMF: the trees grown on all points, the node weights from the
         points in their given order (:mod:`mondrian.forest.aggregation`)."""
-        from ..path.search import lifetime_scale
         self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
         lifetime = params["lifetime"]
         if isinstance(lifetime, str):
@@ -864,7 +863,6 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         model.y_var_ = var if var > 0.0 else 1.0
         model._posterior_cache = [None]
         model._resolved = None
-        from ..path.search import lifetime_scale
         rng = check_random_generator(random_state)
         model.lifetime_scale_ = lifetime_scale(np.asarray(forest.X), rng,
                                                rotation=params["rotation"])

@@ -709,7 +709,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         Haar-random rotation of the inputs, the uniformly rotated Mondrian
         kernel (:class:`MondrianFeatures`); the lifetimes are then searched
         around λ₀ = 1/(median ‖x - x'‖₂·E‖v‖₁), the rotated kernel's own
-        scale (:func:`~mondrian.path.search.lifetime_scale`).
+        scale (:func:`~mondrian._scale.lifetime_scale`).
 
     Attributes
     ----------

@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-import scipy.spatial.distance
 
-from .._ext import _path
+from .._scale import lifetime_scale
 
 __all__ = ["lifetime_scale", "LifetimeSearch", "search_lifetime"]
 
@@ -42,51 +41,6 @@ LOG2_FLOOR = -20.0
 #: trees, each octave doubling the forest; real error curves fall by
 #: percents per octave until near their minimum.
 FLAT_TIE = 1e-3
-
-
-def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = 1000,
-                   rotation: str | None = None) -> float:
-    """λ₀ = 1/median ℓ₁ distance between distinct pairs of rows of X.
-
-    At most ``max_rows`` rows, drawn with ``rng``, enter the median.  Pairs
-    at distance 0 (repeated rows) are left out; if every row is the same,
-    1.0 is returned (the kernel is then constant for every λ).
-
-    With ``rotation='uniform'`` the kernel is E_v[exp(-λ‖x - x'‖₂‖v‖₁)]
-    (:func:`~mondrian.kernels.rotated_laplace_kernel`), the average over
-    rotations of the ℓ₁ distance being ‖x - x'‖₂·E‖v‖₁: the distance of a
-    pair is that instead.
-    """
-    n = X.shape[0]
-    rows = X if n <= max_rows else X[rng.choice(n, max_rows, replace=False)]
-    if rotation is None:
-        # scipy's pdist(rows, 'cityblock') bitwise, three times faster (c/scale.h)
-        dist = _path.pair_l1(np.ascontiguousarray(rows, dtype=np.float64))
-    else:
-        from ..kernels import sphere_l1_mean
-        dist = sphere_l1_mean(X.shape[1]) * scipy.spatial.distance.pdist(rows, metric="euclidean")
-    # The median of the positive distances, by one in-place partition of
-    # all of them (np.median partitions around both middle positions, ten
-    # times slower on 1000 rows' pairs; dropping the zeros first copied the
-    # array, a third of the time): the z zeros sort first, so the positive
-    # entries' k-th smallest is the (z + k)-th of all.  The lower middle of
-    # an even count is the largest entry left of it (positive: k > z; the
-    # partition leaves the entries left of k in no order, zeros anywhere).
-    zeros = dist.size - np.count_nonzero(dist)
-    m = dist.size - zeros
-    if m == 0:
-        return 1.0
-    k = zeros + m // 2
-    dist.partition(k)
-    median = dist[k] if m % 2 else (dist[:k].max() + dist[k]) / 2
-    with np.errstate(over="ignore"):
-        scale = float(1.0 / median)
-    if not np.isfinite(scale):
-        raise ValueError(
-            f"X: the kernel's scale is 1/(median distance between rows of X), and the "
-            f"distances are too small for that to be finite (median {median:.3g}: "
-            f"subnormal numbers); rescale X or pass a lifetime")
-    return scale
 
 
 @dataclass

@@ -1,6 +1,6 @@
 /*
  * scale.h -- the l1 distances between rows, for the width search's scale
- * lambda_0 = 1 / median distance (mondrian.path.search.lifetime_scale).
+ * lambda_0 = 1 / median distance (mondrian._scale.lifetime_scale).
  *
  * mt_pair_l1 writes the condensed l1 distances of n rows: for i < j, in the
  * order (0,1), (0,2), ..., (0,n-1), (1,2), ... (scipy's pdist layout), each
