@@ -82,6 +82,16 @@ _MAX_HALVINGS = 40
 _CG_TOL = 0.1
 #: Weight a of the Hessian's diagonal in the preconditioner (1 - a)·I + a·diag.
 _PRECONDITIONER_MIX = 0.01
+#: Smallest ‖∇f(0)‖ the relative tolerance refers to, as a fraction of the
+#: gradient's scale without cancellation (:meth:`_Objective.grad_norm_at_zero`):
+#: far above the rounding of its terms (1e-16 relative, times their number's
+#: square root), far below any ‖∇f(0)‖ of classes that differ.
+_GRAD_CANCELLATION = 1e-10
+#: A line search that finds no decrease ends a solve as converged when the
+#: Newton step's predicted decrease -∇f·s is below this fraction of |f|: the
+#: Armijo test fails by rounding once 0.01·|∇f·s| < |f|·2.2e-16, so this
+#: is 45 times above that boundary and far below any decrease that counts.
+_F_PRECISION = 1e-12
 #: Products over fewer table entries (points x trees) run on one thread: a
 #: parallel region's start and barrier cost more than the work there, and
 #: far more on a loaded machine.
@@ -244,7 +254,18 @@ class _Objective:
         return (1.0 - _PRECONDITIONER_MIX) + _PRECONDITIONER_MIX * diag
 
     def grad_norm_at_zero(self) -> float:
-        return float(np.linalg.norm(self.gradient(self.evaluate(np.zeros(self.size)))))
+        """The reference of the relative tolerance: ‖∇f(0)‖₂, but at least
+        :data:`_GRAD_CANCELLATION` times the norm of the same gradient with
+        every term's absolute value, ‖(|Φ|ᵀ|∂ℓ(0)|, Σᵢ|∂ℓᵢ(0)|)‖₂.  Where
+        the terms cancel (balanced classes on points with the same features,
+        e.g. constant X) ∇f(0) is 0 up to rounding, 0 is the solution, and
+        a test relative to that rounding could never pass: every solve ran
+        to ``max_iter`` and warned."""
+        pt = self.evaluate(np.zeros(self.size))
+        size = np.abs(pt.dz)
+        terms = np.concatenate([self._PhiT(size).ravel(), size.sum(axis=0)])
+        return max(float(np.linalg.norm(self.gradient(pt))),
+                   _GRAD_CANCELLATION * float(np.linalg.norm(terms)))
 
 
 @dataclass
@@ -270,13 +291,15 @@ class NewtonResult:
     grad_norm : float
         ‖∇f(x)‖₂.
     grad_norm0 : float
-        ‖∇f(0)‖₂, the reference of the tolerance.
+        ‖∇f(0)‖₂, the reference of the tolerance (at least a rounding
+        level, :meth:`_Objective.grad_norm_at_zero`).
     n_iter : int
         Newton iterations.
     n_cg : int
         Conjugate-gradient iterations (Hessian products) in all.
     converged : bool
-        ``grad_norm <= tol * grad_norm0``.
+        ``grad_norm <= tol * grad_norm0``, or optimal to the precision of
+        f (see :func:`newton_cg`).
     """
     x: np.ndarray
     f: float
@@ -321,7 +344,9 @@ def _pcg(obj: "_Objective", pt: "_Point", g: np.ndarray, m: np.ndarray):
 def newton_cg(obj: "_Objective", x0: np.ndarray, tol: float, max_iter: int,
          grad_norm0: float | None = None) -> NewtonResult:
     """Truncated Newton with backtracking line search from ``x0`` until
-    ‖∇f(x)‖ ≤ tol·‖∇f(0)‖ or ``max_iter`` Newton iterations.
+    ‖∇f(x)‖ ≤ tol·‖∇f(0)‖, or f cannot decrease in floating point at a
+    point where the Newton step predicts less than :data:`_F_PRECISION`·|f|
+    (both converged), or ``max_iter`` Newton iterations.
 
     liblinear's Newton solver since version 2.40 (Galli & Lin, "A study on
     truncated Newton methods for linear classification", IEEE TNNLS 2022;
@@ -339,6 +364,7 @@ def newton_cg(obj: "_Objective", x0: np.ndarray, tol: float, max_iter: int,
     g = obj.gradient(pt)
     gnorm = float(np.linalg.norm(g))
     n_iter = n_cg = 0
+    at_precision = False
     while gnorm > tol * grad_norm0 and n_iter < max_iter:
         n_iter += 1
         m = obj.preconditioner(pt)
@@ -355,12 +381,17 @@ def newton_cg(obj: "_Objective", x0: np.ndarray, tol: float, max_iter: int,
                 break
             step *= 0.5
         else:
-            break           # no decrease representable in floating point
+            # No decrease representable in floating point.  When the Newton
+            # step promised less than f's rounding can show, x is optimal
+            # to the precision of f: converged, whatever the gradient's
+            # ratio to a ‖∇f(0)‖ that was itself that small.
+            at_precision = -gs <= _F_PRECISION * abs(pt.f)
+            break
         pt = obj.evaluate(pt.x + step * s)
         g = obj.gradient(pt)
         gnorm = float(np.linalg.norm(g))
     return NewtonResult(x=pt.x, f=pt.f, grad_norm=gnorm, grad_norm0=grad_norm0, n_iter=n_iter,
-                      n_cg=n_cg, converged=gnorm <= tol * grad_norm0)
+                      n_cg=n_cg, converged=gnorm <= tol * grad_norm0 or at_precision)
 
 
 # --------------------------------------------------------------------------
@@ -676,6 +707,8 @@ class NewtonSweep:
         Features (cells) at each lifetime.
     grad_ratio : list of ndarray
         Largest ‖∇f‖/‖∇f(0)‖ over the problems of each C.
+    converged : list of ndarray
+        Whether every problem of each C converged (``NewtonResult.converged``).
     best : tuple
         (-validation loss, validation accuracy, lifetime, C index,
         solutions, forest) of the best pair so far.
@@ -690,6 +723,7 @@ class NewtonSweep:
     n_cg: list
     grad_ratio: list
     best: tuple
+    converged: list = field(default_factory=list)
     n_columns: list = field(default_factory=list)
     extra: list = field(default_factory=list)
 
@@ -732,6 +766,7 @@ def sweep(path: NewtonClassifierPath, grid, val_rows: np.ndarray, record: Newton
         record.n_cg.append(np.array([sum(r.n_cg for r in row) for row in results]))
         record.grad_ratio.append(np.array([max(r.grad_norm / r.grad_norm0 if r.grad_norm0 > 0
                                                else 0.0 for r in row) for row in results]))
+        record.converged.append(np.array([all(r.converged for r in row) for row in results]))
         if progress is not None:
             progress()
     return record

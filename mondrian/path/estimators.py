@@ -1823,7 +1823,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         Cs for Newton), ``segments`` (SGD), and for Newton ``Cs``,
         ``validation_loss``, ``n_iter``, ``n_cg`` (Newton and CG
         iterations per solve), ``grad_ratio`` (largest ‖∇f‖/‖∇f(0)‖ of
-        each solve), ``tol``, ``pilot_lifetime`` and ``pilot_alpha`` (None
+        each solve), ``converged`` (whether each solve converged: the ratio
+        is at most ``tol``, or f is optimal to its floating-point precision,
+        :func:`~mondrian.path.classify.newton_cg`), ``tol``, ``pilot_lifetime`` and ``pilot_alpha`` (None
         without a pilot), ``extra_C`` (the larger C tried at the selected
         lifetime: tuples (lifetime, C, validation accuracy, validation
         loss)), ``stop_reason``.
@@ -2049,7 +2051,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         refit.start_from(lifetime, solutions)
         results = refit.solve_at(lifetime)
         unconverged = [r for r in results[0] if not r.converged]
-        if unconverged or any(np.max(g) > tol for g in record.grad_ratio):
+        if unconverged or not all(np.all(c) for c in record.converged):
             warnings.warn(f"{type(self).__name__}: some Newton solves stopped before "
                           f"‖∇f‖ <= tol·‖∇f(0)‖ (tol={tol:g}): max_iter={max_iter} was "
                           "reached, or no decrease of f was representable in floating "
@@ -2073,7 +2075,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             validation_accuracy=np.array(record.validation_accuracy),
             validation_loss=np.array(record.validation_loss),
             n_iter=np.array(record.n_iter), n_cg=np.array(record.n_cg),
-            grad_ratio=np.array(record.grad_ratio), tol=tol, pilot_lifetime=pilot_lam,
+            grad_ratio=np.array(record.grad_ratio), converged=np.array(record.converged),
+            tol=tol, pilot_lifetime=pilot_lam,
             extra_C=[(lam_e, C_e, acc_e, loss_e) for lam_e, C_e, acc_e, loss_e in record.extra],
             pilot_alpha=pilot_alpha, stop_reason=stop, validation_rows=val_rows)
 
