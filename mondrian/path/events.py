@@ -167,7 +167,13 @@ def split_events(features: MondrianFeatures) -> SplitEvents:
 def _remapper(old: SplitEvents, new: SplitEvents):
     """Map global node ids of ``old`` to those of ``new``, an extension of the
     same forest (``MondrianFeatures.extend``: node ids within each tree are
-    unchanged, new nodes appended); checks that the old events come first."""
+    unchanged, new nodes appended); checks that the old events come first.
+
+    Returns ``remap(ids)``, which maps any array of ids; ``remap.table(act)``
+    maps an active-node table (N, M) (int32, column m holding tree m's ids)
+    by one broadcast addition of each tree's shift instead of a lookup of
+    every id's tree (0.1 s per extension of a 2000-tree path on 5000 points,
+    a tenth of the default fit)."""
     if (old.n_trees != new.n_trees or old.n_points != new.n_points
             or new.lifetime < old.lifetime):
         raise ValueError("the new events do not extend the path's forest")
@@ -177,6 +183,13 @@ def _remapper(old: SplitEvents, new: SplitEvents):
     def remap(ids):
         ids = np.asarray(ids, dtype=np.int64)
         return ids + shift[tree_of[ids]]
+
+    def table(act):
+        # Ids are int32 on both sides (the learners' tables); the largest
+        # new id fits, being a node of the new forest.
+        return np.add(act, shift.astype(np.int32)[None, :], dtype=np.int32)
+
+    remap.table = table
 
     n_old = old.times.shape[0]
     if (new.times.shape[0] < n_old

@@ -157,7 +157,7 @@ class ExactRidgePath:
         remap = _remapper(self.events, events)
         check_exact_size(events.n_columns, self.alphas.shape[0])
         state = self._state._export()
-        state["act"] = remap(state["act"]).astype(np.int32)
+        state["act"] = remap.table(state["act"])
         state["order"] = remap(state["order"])
         _, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
         new = _path.CholeskyPath(events.forest, is_train, node_y, counts, self.alphas,
@@ -300,7 +300,7 @@ class CGRidgePath:
         W[:, new_ids] = state["W"]
         active = np.zeros(events.n_nodes, dtype=np.uint8)
         active[new_ids] = state["active"]
-        state.update(W=W, active=active, act=remap(state["act"]).astype(np.int32),
+        state.update(W=W, active=active, act=remap.table(state["act"]),
                      fresh=remap(state["fresh"]))
         y, is_train, node_y, counts = events.learner_inputs(self.y, self._mask)
         new = _learner_state(_path.CGPath, "CG ridge path", events.forest,
@@ -461,7 +461,7 @@ class SGDPath:
         state = self._state._export()
         W = np.zeros(events.n_nodes)
         W[remap(np.arange(self.events.n_nodes))] = state["W"]
-        state.update(W=W, act=remap(state["act"]).astype(np.int32))
+        state.update(W=W, act=remap.table(state["act"]))
         new = self._new_state(events)
         new._import(state)
         self._state, self.events = new, events
