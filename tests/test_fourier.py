@@ -120,6 +120,9 @@ def test_auto_width_is_the_data_scale_and_equals_its_value(rng):
     given = RandomFourierFeatures(kernel="gaussian", length_scale=gau.length_scale_[0],
                                   n_components=40, random_state=5)
     np.testing.assert_array_equal(gau.frequencies_, given.fit(X).frequencies_)
+    # A refit with the other kernel keeps only its own width.
+    assert not hasattr(lap.set_params(kernel="gaussian").fit(X), "lifetime_")
+    assert hasattr(lap, "length_scale_")
 
 
 @pytest.mark.parametrize("kernel", ["laplace", "gaussian"])

@@ -160,6 +160,9 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"{name} is so {small} that frequencies overflow double "
                              f"precision; rescale X and {name} together (the kernel "
                              f"depends on {only} only)")
+        # The width of this fit's kernel only (a refit with the other
+        # kernel drops the earlier one's).
+        self.__dict__.pop("length_scale_" if name == "lifetime" else "lifetime_", None)
         if name == "lifetime":
             self.lifetime_ = lam
         else:
