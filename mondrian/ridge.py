@@ -560,7 +560,7 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
             from ._dask import predict_blocks
             return predict_blocks(self, X)
         X = check_array_input(self, X, reset=False)
-        return self.features_.transform(X) @ self.coef_ + self.intercept_
+        return self.features_.dot(X, self.coef_) + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -277,7 +277,7 @@ class MondrianSGDClassifier(SharesTreesOnCopy, ClassifierMixin, BaseEstimator):
         class's score), else (n_samples, n_classes)."""
         check_is_fitted(self, "coef_")
         X = check_array_input(self, X, reset=False)
-        return self.features_.transform(X) @ self.coef_ + self.intercept_
+        return self.features_.dot(X, self.coef_) + self.intercept_
 
     def predict(self, X) -> np.ndarray:
         """Class of the largest score."""

@@ -463,3 +463,41 @@ def test_auto_lifetime_of_the_estimators_on_raw_data():
         assert model.features_.lifetime_ == lam
         assert model.features_.n_cells_ < 10 * 40
     assert MondrianFeatures(n_trees=10, lifetime=1.0, random_state=0).fit(X).n_cells_ == 4000
+
+
+def test_dot_is_the_sparse_product_without_the_matrix(rng):
+    """``dot`` gives the numbers of ``transform(X, λ) @ coef`` exactly (each
+    row sums its trees in tree order, as scipy's CSR product): vector and
+    matrix coef, lifetimes below Λ, points outside the training box, after
+    insertions (columns numbered by key), with rotations, for any n_jobs."""
+    X = rng.random((300, 3))
+    Y = rng.random((150, 3)) * 1.6 - 0.3
+    for mf in (MondrianFeatures(n_trees=30, lifetime=4.0, random_state=0, n_jobs=1).fit(X),
+               MondrianFeatures(n_trees=30, lifetime=4.0, random_state=0,
+                                rotation="uniform").fit(X),
+               MondrianFeatures(n_trees=30, lifetime=4.0, random_state=0).fit(X)
+               .partial_fit(rng.random((40, 3)) * 1.2)):
+        for lam in (None, 1.5, 0.0):
+            P = mf.transform(Y, lam)
+            W = rng.standard_normal((P.shape[1], 3))
+            np.testing.assert_array_equal(mf.dot(Y, W, lam), P @ W)
+            for n_jobs in (1, 2):
+                mf.set_params(n_jobs=n_jobs)
+                np.testing.assert_array_equal(mf.dot(Y, W[:, 1], lam), P @ W[:, 1])
+    with pytest.raises(ValueError, match="X: Found array with 0 sample"):
+        mf.dot(Y[:0], W[:, 0])      # as transform
+
+
+@pytest.mark.parametrize("coef, exc, match", [
+    (np.ones(5), ValueError, "coef must have shape"),
+    (np.ones((7, 0)), ValueError, "coef must have shape"),
+    (np.array(["a"] * 7), TypeError, "real numbers"),
+    (sp.csr_array(np.ones((7, 1))), TypeError, "dense"),
+])
+def test_dot_refuses_bad_coef(rng, coef, exc, match):
+    mf = MondrianFeatures(n_trees=7, lifetime=0.0, random_state=0).fit(rng.random((20, 2)))
+    assert mf.n_cells_ == 7     # one cell per tree at lifetime 0
+    with pytest.raises(exc, match=match):
+        mf.dot(rng.random((4, 2)), coef)
+    with pytest.raises(ValueError, match="features"):
+        mf.dot(rng.random((4, 3)), np.ones(7))

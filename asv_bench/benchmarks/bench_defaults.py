@@ -95,6 +95,30 @@ class DefaultRidgeCV:
         fit_default(self.X, self.y)
 
 
+class DefaultRidgeCVPredict:
+    """``predict`` of the default estimator fitted on the 5,000-row synthetic
+    set (2000 trees), on 10⁵ new rows: time and peak memory.  Predictions go
+    through ``MondrianFeatures.dot`` (Φ(X)w tree by tree, no n x M matrix);
+    through ``transform(X) @ coef`` they took 7.0 s and 2 GB more."""
+
+    timeout = 600
+    number = 1
+    rounds = 1
+    repeat = (1, 3, 60.0)
+    warmup_time = 0
+
+    def setup(self):
+        skip_without_estimator()
+        X, y, self.X_test, _ = synthetic_regression(5000, n_test=100_000)
+        self.model = fit_default(X, y)
+
+    def time_predict(self):
+        self.model.predict(self.X_test)
+
+    def peakmem_predict(self):
+        self.model.predict(self.X_test)
+
+
 class DefaultRidgeCVAccuracy:
     """Test RMSE and selection of the default estimator, one fit per case
     (in ``setup_cache``) shared by the tracks."""

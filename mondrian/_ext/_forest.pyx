@@ -46,7 +46,8 @@ from ._c cimport (
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
     mt_forest_insert, mt_forest_drop_points,
     mt_forest_draw_rotations, mt_forest_drop_transform, mt_forest_transform,
-    mt_forest_active_columns, mt_forest_features, mt_forest_features_fitted,
+    mt_forest_active_columns, mt_forest_features, mt_forest_features_dot,
+    mt_forest_features_fitted,
     mt_forest_gram, mt_forest_gram_points, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
     mt_forest_train_slices, mt_threads_release,
 )
@@ -686,6 +687,44 @@ cdef class Forest:
         check_status(status, "Forest.features")
         indptr = np.arange(0, nnz + 1, M, dtype=index_dtype)
         return data[:nnz], indices[:nnz], indptr, int(col_offset[M])
+
+    def features_dot(self, X, double lifetime, coef, n_threads=1):
+        """Φ(X)·coef at ``lifetime`` without forming Φ (memory O(n·k)).
+
+        ``X`` is C-contiguous float64 (n, D); ``coef`` float64 (n_columns,)
+        or (n_columns, k), rows in the column numbering of :meth:`features`.
+        Each row sums its trees in tree order: the numbers of
+        ``csr(*features(X, lifetime)) @ coef``, for any thread count.
+        """
+        cdef int nt = check_threads(n_threads)
+        col_of_node, col_offset = self.active_columns(lifetime)
+        cdef mt_index[::1] cn = col_of_node
+        cdef mt_index n_columns = int(col_offset[self.f.n_trees])
+        C = np.ascontiguousarray(coef, dtype=np.float64)
+        if C.ndim not in (1, 2) or C.shape[0] != n_columns or (C.ndim == 2 and C.shape[1] == 0):
+            raise ValueError(f"coef must have shape ({n_columns},) or ({n_columns}, k >= 1), "
+                             f"got {C.shape}")
+        cdef const double[:, ::1] Cv = C.reshape(n_columns, -1)
+        cdef const double[:, ::1] Xv = X
+        cdef size_t n = Xv.shape[0], d = self.f.n_features, k = Cv.shape[1]
+        if <size_t>Xv.shape[1] != d:
+            raise ValueError(f"X has {Xv.shape[1]} features, the forest has {d}")
+        out = np.zeros((n, k), dtype=np.float64)
+        cdef double[:, ::1] ov = out
+        cdef double scale = 1.0 / sqrt(<double>self.f.n_trees)
+        cdef int status = MT_OK
+        if n > 0:
+            self._begin_read()
+            try:
+                with nogil:
+                    status = mt_forest_features_dot(
+                        &self.f, &Xv[0, 0], n, d, lifetime, &cn[0], n_columns, scale,
+                        &Cv[0, 0], k, &ov[0, 0], nt)
+            finally:
+                mt_threads_release()
+                self._end_read()
+        check_status(status, "Forest.features_dot")
+        return out[:, 0] if C.ndim == 1 else out
 
     def gram(self, double lifetime, n_threads=1):
         """Dense Gram matrix ΦᵀΦ of the forest's points at ``lifetime``.

@@ -393,6 +393,49 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         X = check_array_input(self, X, reset=False)
         return self._features(X, lam)
 
+    def dot(self, X, coef, lifetime: float | None = None) -> np.ndarray:
+        """Φ(X)·coef at ``lifetime`` without forming Φ: a linear model on the
+        features, evaluated tree by tree in C.
+
+        ``transform(X, lifetime) @ coef`` holds n_samples × ``n_trees``
+        entries (12 bytes each: 2.4 GB for 10⁵ rows and 2000 trees); this
+        holds the output only, and is faster.  The same numbers: each row
+        sums its trees in tree order, as the sparse product does, for any
+        ``n_jobs``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        coef : array-like of shape (n_columns,) or (n_columns, n_outputs)
+            Weights of the columns of ``transform(X, lifetime)``.
+        lifetime : float, optional
+            λ in [0, ``lifetime_``]; default ``lifetime_``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        check_is_fitted(self, "forest_")
+        lam = self._check_lifetime_arg(lifetime)
+        if is_dask_collection(X):
+            raise TypeError("X: dot takes in-memory arrays; for a dask array use "
+                            "X.map_blocks(lambda b: features.dot(b, coef), ...) or transform")
+        if sp.issparse(coef) or is_dask_collection(coef):
+            raise TypeError("coef must be a dense in-memory array")
+        coef = np.asarray(coef)
+        if coef.dtype.kind not in "biuf":
+            raise TypeError(f"coef must be an array of real numbers, got dtype {coef.dtype}")
+        X = check_array_input(self, X, reset=False)
+        rank = _column_rank(self.forest_, lam)
+        n_cols = int(self.forest_.active_columns(lam)[1][-1])
+        if coef.ndim not in (1, 2) or coef.shape[0] != n_cols or \
+                (coef.ndim == 2 and coef.shape[1] == 0):
+            raise ValueError(f"coef must have shape ({n_cols},) or ({n_cols}, n_outputs >= 1) "
+                             f"(the columns at lifetime {lam:g}), got {coef.shape}")
+        if rank is not None:
+            coef = coef[rank]   # to the C core's numbering of the columns
+        return self.forest_.features_dot(X, lam, coef, resolve_n_jobs(self.n_jobs))
+
     def training_features(self, lifetime: float | None = None) -> sp.csr_array:
         """Feature matrix of the training points at ``lifetime``, rows in fit order.
 

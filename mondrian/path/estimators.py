@@ -1623,14 +1623,14 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = check_array_input(self, X, reset=False)
         if not average:
-            return self.features_.transform(X, self.lifetime_) @ self.coef_ + self.intercept_
+            return self.features_.dot(X, self.coef_, self.lifetime_) + self.intercept_
         if self._bma is None:
             raise ValueError("average=True needs the posterior over the lifetime, which the "
                              "exact path provides: fit with solver='cholesky' (or 'auto' "
                              "on a small forest)")
         total, out = 0.0, np.zeros(X.shape[0])
         for lam, mass, coef in self._bma["states"]:
-            out += mass * (self.features_.transform(X, lam) @ coef)
+            out += mass * self.features_.dot(X, coef, lam)
             total += mass
         return out / total + self._bma["mean"]
 
@@ -2201,7 +2201,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         ``classes_[1]``), else (n_samples, n_classes)."""
         check_is_fitted(self, "coef_")
         X = check_array_input(self, X, reset=False)
-        dec = np.asarray(self.features_.transform(X, self.lifetime_) @ self.coef_.T)
+        dec = self.features_.dot(X, self.coef_.T, self.lifetime_).reshape(X.shape[0], -1)
         dec = dec + self.intercept_[None, :]
         return dec[:, 0] if dec.shape[1] == 1 else dec
 

@@ -27,6 +27,20 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
                        int n_threads);
 
 /*
+ * The product Phi(X) coef for n arbitrary points, without forming Phi:
+ * out (n x k, row-major) = sum over trees of the entry of
+ * mt_forest_features times row col_of_node[j] of coef (n_columns x k,
+ * row-major), each row summed in tree order (the numbers of the CSR
+ * product of mt_forest_features' matrix with coef, for any thread count).
+ * Memory O(n k) instead of the matrix's O(n M).  Columns are those of
+ * col_of_node (any numbering below n_columns, checked).
+ */
+int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t d,
+                           double lambda, const mt_index *col_of_node, mt_index n_columns,
+                           double scale, const double *coef, size_t k, double *out,
+                           int n_threads);
+
+/*
  * Entries of Phi for the forest's own points (row i = point i), read off the
  * contiguous point slices of the active nodes: no walks.
  */
