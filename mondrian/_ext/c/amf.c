@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #define MT_LN2 0.69314718055994530942
 
@@ -313,6 +314,41 @@ int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_
     return MT_OK;
 }
 
+/* Rows per block of mt_amf_predict: a block is one thread's, walked tree
+ * after tree (trees outer, rows inner), so a tree's nodes and weights are
+ * read from the cache by the block's rows rather than from memory by every
+ * row; each row still sums its trees in tree order (the same numbers). */
+#define MT_AMF_BLOCK 512
+
+/* Tree m's aggregated prediction at x (tree coordinates), added to o[0..K). */
+static void amf_tree(const mt_forest *f, size_t m, const double *x, double lambda,
+                     const double *coef, size_t K, const double *comp, double *acc, double *o)
+{
+    mt_index j = f->node_offset[m];
+    double mult = 1.0; /* prod (1 - a) above j */
+    for (size_t k = 0; k < K; ++k) {
+        acc[k] = 0.0;
+    }
+    for (;;) {
+        const double *c = comp + (size_t)j * K;
+        if (f->tau[j] > lambda) {
+            for (size_t k = 0; k < K; ++k) {
+                acc[k] += mult * c[k];
+            }
+            break;
+        }
+        const double stop = coef[2 * (size_t)j], go = coef[2 * (size_t)j + 1];
+        for (size_t k = 0; k < K; ++k) {
+            acc[k] += mult * stop * c[k];
+        }
+        mult *= go;
+        j = cut_child(f, j, x);
+    }
+    for (size_t k = 0; k < K; ++k) {
+        o[k] += acc[k];
+    }
+}
+
 int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
                    const double *coef, size_t K, const double *comp, int n_threads,
                    double *out)
@@ -321,9 +357,10 @@ int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
         return MT_ERR_ARG;
     }
     const size_t d = f->n_features, M = f->n_trees;
-    const ptrdiff_t count = (ptrdiff_t)n;
+    const ptrdiff_t n_blocks = (ptrdiff_t)((n + MT_AMF_BLOCK - 1) / MT_AMF_BLOCK);
     int status = MT_OK;
     (void)n_threads;
+    memset(out, 0, n * K * sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
 #endif
@@ -333,48 +370,22 @@ int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
             status = MT_ERR_NOMEM;
         }
 #ifdef _OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
 #endif
-        for (ptrdiff_t i = 0; i < count; ++i) {
-            if (scratch == NULL) {
-                continue;
-            }
-            double *acc = scratch + d;
-            double *o = out + (size_t)i * K;
-            for (size_t k = 0; k < K; ++k) {
-                o[k] = 0.0;
-            }
-            for (size_t m = 0; m < M; ++m) {
-                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
-                mt_index j = f->node_offset[m];
-                double mult = 1.0; /* prod (1 - a) above j */
-                for (size_t k = 0; k < K; ++k) {
-                    acc[k] = 0.0;
+        for (ptrdiff_t b = 0; b < n_blocks; ++b) {
+            const size_t lo = (size_t)b * MT_AMF_BLOCK;
+            const size_t hi = lo + MT_AMF_BLOCK < n ? lo + MT_AMF_BLOCK : n;
+            for (size_t m = 0; m < M && scratch != NULL; ++m) {
+                for (size_t i = lo; i < hi; ++i) {
+                    const double *x = mt_forest_point(f, m, X + i * d, scratch);
+                    amf_tree(f, m, x, lambda, coef, K, comp, scratch + d, out + i * K);
                 }
-                for (;;) {
-                    const double *c = comp + (size_t)j * K;
-                    if (f->tau[j] > lambda) {
-                        for (size_t k = 0; k < K; ++k) {
-                            acc[k] += mult * c[k];
-                        }
-                        break;
-                    }
-                    const double stop = coef[2 * (size_t)j], go = coef[2 * (size_t)j + 1];
-                    for (size_t k = 0; k < K; ++k) {
-                        acc[k] += mult * stop * c[k];
-                    }
-                    mult *= go;
-                    j = cut_child(f, j, x);
-                }
-                for (size_t k = 0; k < K; ++k) {
-                    o[k] += acc[k];
-                }
-            }
-            for (size_t k = 0; k < K; ++k) {
-                o[k] /= (double)M;
             }
         }
         free(scratch);
+    }
+    for (size_t q = 0; q < n * K; ++q) {
+        out[q] /= (double)M;
     }
     return status;
 }
