@@ -710,6 +710,44 @@ int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_thr
  * at a leaf of the full tree, whose split time exceeds the lifetime, so the
  * walk at lambda <= lifetime stops on it at the latest.
  */
+/* Tree m's Gaussian mixture along a walked path (nodes node[lo..hi), gaps
+ * gap[lo..hi)), added to o[0], o[1]: gauss_tree without the walk. */
+static void gauss_path(const mt_forest *f, const mt_index *node, const double *gap,
+                       mt_index lo, mt_index hi, double lambda, const double *mean,
+                       const double *var, const double *cov, double prior_mean, double h2,
+                       double s2, double time_scale, double *o)
+{
+    double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
+    for (mt_index k = lo; k < hi; ++k) {
+        const mt_index j = node[k];
+        double t_end = node_time(f, j, lambda);
+        double e = gap[k];
+        double dt = t_end - t_prev;
+        if (e > 0.0 && dt > 0.0) {
+            double w = -expm1(-dt * e), c1, c2;
+            mt_index p = f->parent[j];
+            if (p == MT_NONE) {
+                bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2, prior_mean, 0.0,
+                                 mean[j], var[j], 0.0, &c1, &c2);
+            } else {
+                bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2, mean[p], var[p],
+                                 mean[j], var[j], cov[j], &c1, &c2);
+            }
+            acc1 += surv * w * c1;
+            acc2 += surv * w * c2;
+            surv *= 1.0 - w;
+        }
+        if (f->tau[j] > lambda || k + 1 == hi) {
+            acc1 += surv * mean[j];
+            acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
+            break;
+        }
+        t_prev = f->tau[j];
+    }
+    o[0] += acc1;
+    o[1] += acc2;
+}
+
 int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
                                   const mt_index *node, const double *gap, size_t n,
                                   double lambda, const double *mean, const double *var,
@@ -723,48 +761,26 @@ int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
         return MT_ERR_ARG;
     }
     const size_t M = f->n_trees;
-    const ptrdiff_t count = (ptrdiff_t)n;
+    const ptrdiff_t n_blocks = mix_blocks(n);
     const double h2 = prior_var, s2 = noise_var;
     (void)n_threads;
+    memset(out, 0, 2 * n * sizeof(double));
+    /* Blocks of rows, tree after tree within a block (MT_MIX_BLOCK). */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(n_threads > 0 ? n_threads : 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
 #endif
-    for (ptrdiff_t i = 0; i < count; ++i) {
-        double o1 = 0.0, o2 = 0.0;
+    for (ptrdiff_t b = 0; b < n_blocks; ++b) {
+        const size_t lo = (size_t)b * MT_MIX_BLOCK;
+        const size_t hi = lo + MT_MIX_BLOCK < n ? lo + MT_MIX_BLOCK : n;
         for (size_t m = 0; m < M; ++m) {
-            const mt_index lo = offset[(size_t)i * M + m], hi = offset[(size_t)i * M + m + 1];
-            double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
-            for (mt_index k = lo; k < hi; ++k) {
-                const mt_index j = node[k];
-                double t_end = node_time(f, j, lambda);
-                double e = gap[k];
-                double dt = t_end - t_prev;
-                if (e > 0.0 && dt > 0.0) {
-                    double w = -expm1(-dt * e), c1, c2;
-                    mt_index p = f->parent[j];
-                    if (p == MT_NONE) {
-                        bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
-                                         prior_mean, 0.0, mean[j], var[j], 0.0, &c1, &c2);
-                    } else {
-                        bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2,
-                                         mean[p], var[p], mean[j], var[j], cov[j], &c1, &c2);
-                    }
-                    acc1 += surv * w * c1;
-                    acc2 += surv * w * c2;
-                    surv *= 1.0 - w;
-                }
-                if (f->tau[j] > lambda || k + 1 == hi) {
-                    acc1 += surv * mean[j];
-                    acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
-                    break;
-                }
-                t_prev = f->tau[j];
+            for (size_t i = lo; i < hi; ++i) {
+                gauss_path(f, node, gap, offset[i * M + m], offset[i * M + m + 1], lambda, mean,
+                           var, cov, prior_mean, h2, s2, time_scale, out + 2 * i);
             }
-            o1 += acc1;
-            o2 += acc2;
         }
-        out[2 * (size_t)i] = o1 / (double)M;
-        out[2 * (size_t)i + 1] = o2 / (double)M;
+    }
+    for (size_t q = 0; q < 2 * n; ++q) {
+        out[q] /= (double)M;
     }
     return MT_OK;
 }
@@ -778,9 +794,10 @@ int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt
         return MT_ERR_ARG;
     }
     const size_t M = f->n_trees;
-    const ptrdiff_t count = (ptrdiff_t)n;
+    const ptrdiff_t n_blocks = mix_blocks(n);
     int status = MT_OK;
     (void)n_threads;
+    memset(out, 0, n * K * sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
 #endif
@@ -789,56 +806,54 @@ int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt
         if (acc == NULL) {
             status = MT_ERR_NOMEM;
         }
+        /* Blocks of rows, tree after tree within a block (MT_MIX_BLOCK). */
 #ifdef _OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
 #endif
-        for (ptrdiff_t i = 0; i < count; ++i) {
-            if (acc == NULL) {
-                continue;
-            }
-            double *o = out + (size_t)i * K;
-            for (size_t k = 0; k < K; ++k) {
-                o[k] = 0.0;
-            }
-            for (size_t m = 0; m < M; ++m) {
-                const mt_index lo = offset[(size_t)i * M + m];
-                const mt_index hi = offset[(size_t)i * M + m + 1];
-                double t_prev = 0.0, surv = 1.0;
-                for (size_t k = 0; k < K; ++k) {
-                    acc[k] = 0.0;
-                }
-                for (mt_index q = lo; q < hi; ++q) {
-                    const mt_index j = node[q];
-                    double t_end = node_time(f, j, lambda);
-                    double e = gap[q];
-                    double dt = t_end - t_prev;
-                    if (e > 0.0 && dt > 0.0) {
-                        double w = -expm1(-dt * e);
-                        mt_index p = f->parent[j];
-                        const double *comp = p == MT_NONE ? branch0 : branch + (size_t)p * K;
-                        for (size_t k = 0; k < K; ++k) {
-                            acc[k] += surv * w * comp[k];
-                        }
-                        surv *= 1.0 - w;
+        for (ptrdiff_t b = 0; b < n_blocks; ++b) {
+            const size_t r0 = (size_t)b * MT_MIX_BLOCK;
+            const size_t r1 = r0 + MT_MIX_BLOCK < n ? r0 + MT_MIX_BLOCK : n;
+            for (size_t m = 0; m < M && acc != NULL; ++m) {
+                for (size_t i = r0; i < r1; ++i) {
+                    const mt_index lo = offset[i * M + m], hi = offset[i * M + m + 1];
+                    double *o = out + i * K;
+                    double t_prev = 0.0, surv = 1.0;
+                    for (size_t k = 0; k < K; ++k) {
+                        acc[k] = 0.0;
                     }
-                    if (f->tau[j] > lambda || q + 1 == hi) {
-                        const double *comp = leaf + (size_t)j * K;
-                        for (size_t k = 0; k < K; ++k) {
-                            acc[k] += surv * comp[k];
+                    for (mt_index q = lo; q < hi; ++q) {
+                        const mt_index j = node[q];
+                        double t_end = node_time(f, j, lambda);
+                        double e = gap[q];
+                        double dt = t_end - t_prev;
+                        if (e > 0.0 && dt > 0.0) {
+                            double w = -expm1(-dt * e);
+                            mt_index p = f->parent[j];
+                            const double *comp = p == MT_NONE ? branch0 : branch + (size_t)p * K;
+                            for (size_t k = 0; k < K; ++k) {
+                                acc[k] += surv * w * comp[k];
+                            }
+                            surv *= 1.0 - w;
                         }
-                        break;
+                        if (f->tau[j] > lambda || q + 1 == hi) {
+                            const double *comp = leaf + (size_t)j * K;
+                            for (size_t k = 0; k < K; ++k) {
+                                acc[k] += surv * comp[k];
+                            }
+                            break;
+                        }
+                        t_prev = f->tau[j];
                     }
-                    t_prev = f->tau[j];
+                    for (size_t k = 0; k < K; ++k) {
+                        o[k] += acc[k];
+                    }
                 }
-                for (size_t k = 0; k < K; ++k) {
-                    o[k] += acc[k];
-                }
-            }
-            for (size_t k = 0; k < K; ++k) {
-                o[k] /= (double)M;
             }
         }
         free(acc);
+    }
+    for (size_t q = 0; q < n * K; ++q) {
+        out[q] /= (double)M;
     }
     return status;
 }
