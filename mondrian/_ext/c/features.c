@@ -39,6 +39,16 @@ static int check_forest(const mt_forest *f, double lambda)
     return MT_OK;
 }
 
+/* Tree m's entry for x (tree coordinates) at lambda: its active node, and
+ * the value scale, times e^{-exponent} outside the node's box (lookup.h). */
+static inline double entry(const mt_forest *f, size_t m, const double *x, double lambda,
+                           double scale, mt_index *node)
+{
+    double exponent;
+    *node = mt_forest_lookup(f, m, x, lambda, &exponent);
+    return exponent > 0.0 ? scale * exp(-exponent) : scale;
+}
+
 int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
                        double lambda, const mt_index *col_of_node,
                        const mt_index *col_offset, double scale,
@@ -98,12 +108,10 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
                     rows = Z;
                 }
                 for (ptrdiff_t i = i0; i < i1; ++i) {
-                    double exponent;
-                    mt_index j = mt_forest_lookup(f, m, rows + (size_t)(i - i0) * d, lambda,
-                                                  &exponent);
+                    mt_index j;
                     size_t pos = (size_t)i * n_trees + m;
+                    data[pos] = entry(f, m, rows + (size_t)(i - i0) * d, lambda, scale, &j);
                     store_index(indices32, indices64, pos, col_of_node[j]);
-                    data[pos] = exponent > 0.0 ? scale * exp(-exponent) : scale;
                 }
             }
         }
@@ -165,10 +173,8 @@ int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t
                     rows = Z;
                 }
                 for (ptrdiff_t i = i0; i < i1; ++i) {
-                    double exponent;
-                    mt_index j = mt_forest_lookup(f, m, rows + (size_t)(i - i0) * d, lambda,
-                                                  &exponent);
-                    const double v = exponent > 0.0 ? scale * exp(-exponent) : scale;
+                    mt_index j;
+                    const double v = entry(f, m, rows + (size_t)(i - i0) * d, lambda, scale, &j);
                     const double *c = coef + (size_t)col_of_node[j] * k;
                     double *o = out + (size_t)i * k;
                     for (size_t q = 0; q < k; ++q) {

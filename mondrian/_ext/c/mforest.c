@@ -452,45 +452,65 @@ static ptrdiff_t mix_blocks(size_t n)
     return (ptrdiff_t)((n + MT_MIX_BLOCK - 1) / MT_MIX_BLOCK);
 }
 
-/* Tree m's Gaussian mixture at x (in the tree's coordinates): the mean
- * and second moment of its components along the conditional Mondrian
- * path (mforest.h), added to o[0], o[1]. */
-static void gauss_tree(const mt_forest *f, size_t m, const double *x, double lambda,
-                       const double *mean, const double *var, const double *cov,
-                       double prior_mean, double h2, double s2, double time_scale, double *o)
+/* What the Gaussian mixture reads at every node: the node means' moments
+ * (posterior mean, variance, covariance with the parent), the prior and
+ * noise, the lifetime. */
+typedef struct {
+    const double *mean, *var, *cov;
+    double prior_mean, h2, s2, time_scale, lambda;
+} gauss_args;
+
+/* Node j of a conditional Mondrian path, x at gap e from its box: adds the
+ * separation component of the edge into j (x branching off before j's
+ * split) and, if j is where the path ends at lambda (or `last`), the node's
+ * own component, to acc[0], acc[1] (mean and second moment).  Returns 1
+ * when the path ends here. */
+static inline int gauss_node(const mt_forest *f, const gauss_args *g, mt_index j, double e,
+                             int last, double *t_prev, double *surv, double *acc)
+{
+    const double t_end = node_time(f, j, g->lambda), dt = t_end - *t_prev;
+    const double *mean = g->mean, *var = g->var;
+    if (e > 0.0 && dt > 0.0) {
+        double w = -expm1(-dt * e), c1, c2;
+        mt_index p = f->parent[j];
+        if (p == MT_NONE) {
+            bridge_component(*t_prev, t_end, e, g->lambda, g->time_scale, g->h2, g->s2,
+                             g->prior_mean, 0.0, mean[j], var[j], 0.0, &c1, &c2);
+        } else {
+            bridge_component(*t_prev, t_end, e, g->lambda, g->time_scale, g->h2, g->s2,
+                             mean[p], var[p], mean[j], var[j], g->cov[j], &c1, &c2);
+        }
+        acc[0] += *surv * w * c1;
+        acc[1] += *surv * w * c2;
+        *surv *= 1.0 - w;
+    }
+    if (f->tau[j] > g->lambda || last) {
+        acc[0] += *surv * mean[j];
+        acc[1] += *surv * (var[j] + g->s2 + mean[j] * mean[j]);
+        return 1;
+    }
+    *t_prev = f->tau[j];
+    return 0;
+}
+
+/* Tree m's Gaussian mixture at x (in the tree's coordinates), walking the
+ * tree, added to o[0], o[1]. */
+static void gauss_tree(const mt_forest *f, const gauss_args *g, size_t m, const double *x,
+                       double *o)
 {
     const size_t d = f->n_features;
     mt_index j = f->node_offset[m];
-    double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
+    double t_prev = 0.0, surv = 1.0, acc[2] = {0.0, 0.0};
     for (;;) {
-        double t_end = node_time(f, j, lambda);
-        size_t off = (size_t)j * d;
-        double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
-        double dt = t_end - t_prev;
-        if (e > 0.0 && dt > 0.0) {
-            double w = -expm1(-dt * e), c1, c2;
-            mt_index p = f->parent[j];
-            if (p == MT_NONE) {
-                bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2, prior_mean, 0.0,
-                                 mean[j], var[j], 0.0, &c1, &c2);
-            } else {
-                bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2, mean[p], var[p],
-                                 mean[j], var[j], cov[j], &c1, &c2);
-            }
-            acc1 += surv * w * c1;
-            acc2 += surv * w * c2;
-            surv *= 1.0 - w;
-        }
-        if (f->tau[j] > lambda) {
-            acc1 += surv * mean[j];
-            acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
+        const size_t off = (size_t)j * d;
+        const double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
+        if (gauss_node(f, g, j, e, 0, &t_prev, &surv, acc)) {
             break;
         }
-        t_prev = f->tau[j];
         j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
     }
-    o[0] += acc1;
-    o[1] += acc2;
+    o[0] += acc[0];
+    o[1] += acc[1];
 }
 
 int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, double lambda,
@@ -505,7 +525,7 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
     }
     const size_t d = f->n_features, M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
-    const double h2 = prior_var, s2 = noise_var;
+    const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda};
     int status = MT_OK;
     (void)n_threads;
     memset(out, 0, 2 * n * sizeof(double));
@@ -526,8 +546,7 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
             for (size_t m = 0; m < M && scratch != NULL; ++m) {
                 for (size_t i = lo; i < hi; ++i) {
                     const double *x = mt_forest_point(f, m, X + i * d, scratch);
-                    gauss_tree(f, m, x, lambda, mean, var, cov, prior_mean, h2, s2, time_scale,
-                               out + 2 * i);
+                    gauss_tree(f, &g, m, x, out + 2 * i);
                 }
             }
         }
@@ -539,42 +558,63 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
     return status;
 }
 
-/* Tree m's mixture of component vectors (K each) at x, added to o[0..K). */
-static void mixture_tree(const mt_forest *f, size_t m, const double *x, double lambda,
-                         size_t K, const double *leaf, const double *branch,
-                         const double *branch0, double *acc, double *o)
+/* The component vectors (K each) of mt_forest_mixture: a node's own
+ * (leaf), an edge's separation component (branch, by the edge's parent;
+ * branch0 above the root). */
+typedef struct {
+    const double *leaf, *branch, *branch0;
+    size_t K;
+    double lambda;
+} mixture_args;
+
+/* Node j of a conditional Mondrian path, x at gap e from its box: adds the
+ * separation component of the edge into j and, if the path ends at j (or
+ * `last`), j's own, to acc[0..K).  Returns 1 when the path ends here. */
+static inline int mixture_node(const mt_forest *f, const mixture_args *a, mt_index j, double e,
+                               int last, double *t_prev, double *surv, double *acc)
+{
+    const size_t K = a->K;
+    const double t_end = node_time(f, j, a->lambda), dt = t_end - *t_prev;
+    if (e > 0.0 && dt > 0.0) {
+        double w = -expm1(-dt * e);
+        mt_index p = f->parent[j];
+        const double *comp = p == MT_NONE ? a->branch0 : a->branch + (size_t)p * K;
+        for (size_t k = 0; k < K; ++k) {
+            acc[k] += *surv * w * comp[k];
+        }
+        *surv *= 1.0 - w;
+    }
+    if (f->tau[j] > a->lambda || last) {
+        const double *comp = a->leaf + (size_t)j * K;
+        for (size_t k = 0; k < K; ++k) {
+            acc[k] += *surv * comp[k];
+        }
+        return 1;
+    }
+    *t_prev = f->tau[j];
+    return 0;
+}
+
+/* Tree m's mixture at x (tree coordinates), walking the tree, added to
+ * o[0..K); acc is K doubles of scratch. */
+static void mixture_tree(const mt_forest *f, const mixture_args *a, size_t m, const double *x,
+                         double *acc, double *o)
 {
     const size_t d = f->n_features;
     mt_index j = f->node_offset[m];
     double t_prev = 0.0, surv = 1.0;
-    for (size_t k = 0; k < K; ++k) {
+    for (size_t k = 0; k < a->K; ++k) {
         acc[k] = 0.0;
     }
     for (;;) {
-        double t_end = node_time(f, j, lambda);
-        size_t off = (size_t)j * d;
-        double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
-        double dt = t_end - t_prev;
-        if (e > 0.0 && dt > 0.0) {
-            double w = -expm1(-dt * e);
-            mt_index p = f->parent[j];
-            const double *comp = p == MT_NONE ? branch0 : branch + (size_t)p * K;
-            for (size_t k = 0; k < K; ++k) {
-                acc[k] += surv * w * comp[k];
-            }
-            surv *= 1.0 - w;
-        }
-        if (f->tau[j] > lambda) {
-            const double *comp = leaf + (size_t)j * K;
-            for (size_t k = 0; k < K; ++k) {
-                acc[k] += surv * comp[k];
-            }
+        const size_t off = (size_t)j * d;
+        const double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
+        if (mixture_node(f, a, j, e, 0, &t_prev, &surv, acc)) {
             break;
         }
-        t_prev = f->tau[j];
         j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
     }
-    for (size_t k = 0; k < K; ++k) {
+    for (size_t k = 0; k < a->K; ++k) {
         o[k] += acc[k];
     }
 }
@@ -588,6 +628,7 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
     }
     const size_t d = f->n_features, M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
+    const mixture_args a = {leaf, branch, branch0, K, lambda};
     int status = MT_OK;
     (void)n_threads;
     memset(out, 0, n * K * sizeof(double));
@@ -608,8 +649,7 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
             for (size_t m = 0; m < M && scratch != NULL; ++m) {
                 for (size_t i = lo; i < hi; ++i) {
                     const double *x = mt_forest_point(f, m, X + i * d, scratch);
-                    mixture_tree(f, m, x, lambda, K, leaf, branch, branch0, scratch + d,
-                                 out + i * K);
+                    mixture_tree(f, &a, m, x, scratch + d, out + i * K);
                 }
             }
         }
@@ -712,40 +752,17 @@ int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_thr
  */
 /* Tree m's Gaussian mixture along a walked path (nodes node[lo..hi), gaps
  * gap[lo..hi)), added to o[0], o[1]: gauss_tree without the walk. */
-static void gauss_path(const mt_forest *f, const mt_index *node, const double *gap,
-                       mt_index lo, mt_index hi, double lambda, const double *mean,
-                       const double *var, const double *cov, double prior_mean, double h2,
-                       double s2, double time_scale, double *o)
+static void gauss_path(const mt_forest *f, const gauss_args *g, const mt_index *node,
+                       const double *gap, mt_index lo, mt_index hi, double *o)
 {
-    double t_prev = 0.0, surv = 1.0, acc1 = 0.0, acc2 = 0.0;
+    double t_prev = 0.0, surv = 1.0, acc[2] = {0.0, 0.0};
     for (mt_index k = lo; k < hi; ++k) {
-        const mt_index j = node[k];
-        double t_end = node_time(f, j, lambda);
-        double e = gap[k];
-        double dt = t_end - t_prev;
-        if (e > 0.0 && dt > 0.0) {
-            double w = -expm1(-dt * e), c1, c2;
-            mt_index p = f->parent[j];
-            if (p == MT_NONE) {
-                bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2, prior_mean, 0.0,
-                                 mean[j], var[j], 0.0, &c1, &c2);
-            } else {
-                bridge_component(t_prev, t_end, e, lambda, time_scale, h2, s2, mean[p], var[p],
-                                 mean[j], var[j], cov[j], &c1, &c2);
-            }
-            acc1 += surv * w * c1;
-            acc2 += surv * w * c2;
-            surv *= 1.0 - w;
-        }
-        if (f->tau[j] > lambda || k + 1 == hi) {
-            acc1 += surv * mean[j];
-            acc2 += surv * (var[j] + s2 + mean[j] * mean[j]);
+        if (gauss_node(f, g, node[k], gap[k], k + 1 == hi, &t_prev, &surv, acc)) {
             break;
         }
-        t_prev = f->tau[j];
     }
-    o[0] += acc1;
-    o[1] += acc2;
+    o[0] += acc[0];
+    o[1] += acc[1];
 }
 
 int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
@@ -762,7 +779,7 @@ int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
     }
     const size_t M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
-    const double h2 = prior_var, s2 = noise_var;
+    const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda};
     (void)n_threads;
     memset(out, 0, 2 * n * sizeof(double));
     /* Blocks of rows, tree after tree within a block (MT_MIX_BLOCK). */
@@ -774,8 +791,8 @@ int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
         const size_t hi = lo + MT_MIX_BLOCK < n ? lo + MT_MIX_BLOCK : n;
         for (size_t m = 0; m < M; ++m) {
             for (size_t i = lo; i < hi; ++i) {
-                gauss_path(f, node, gap, offset[i * M + m], offset[i * M + m + 1], lambda, mean,
-                           var, cov, prior_mean, h2, s2, time_scale, out + 2 * i);
+                gauss_path(f, &g, node, gap, offset[i * M + m], offset[i * M + m + 1],
+                           out + 2 * i);
             }
         }
     }
@@ -795,6 +812,7 @@ int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt
     }
     const size_t M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
+    const mixture_args a = {leaf, branch, branch0, K, lambda};
     int status = MT_OK;
     (void)n_threads;
     memset(out, 0, n * K * sizeof(double));
@@ -822,27 +840,10 @@ int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt
                         acc[k] = 0.0;
                     }
                     for (mt_index q = lo; q < hi; ++q) {
-                        const mt_index j = node[q];
-                        double t_end = node_time(f, j, lambda);
-                        double e = gap[q];
-                        double dt = t_end - t_prev;
-                        if (e > 0.0 && dt > 0.0) {
-                            double w = -expm1(-dt * e);
-                            mt_index p = f->parent[j];
-                            const double *comp = p == MT_NONE ? branch0 : branch + (size_t)p * K;
-                            for (size_t k = 0; k < K; ++k) {
-                                acc[k] += surv * w * comp[k];
-                            }
-                            surv *= 1.0 - w;
-                        }
-                        if (f->tau[j] > lambda || q + 1 == hi) {
-                            const double *comp = leaf + (size_t)j * K;
-                            for (size_t k = 0; k < K; ++k) {
-                                acc[k] += surv * comp[k];
-                            }
+                        if (mixture_node(f, &a, node[q], gap[q], q + 1 == hi, &t_prev, &surv,
+                                         acc)) {
                             break;
                         }
-                        t_prev = f->tau[j];
                     }
                     for (size_t k = 0; k < K; ++k) {
                         o[k] += acc[k];
