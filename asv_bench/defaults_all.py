@@ -65,6 +65,11 @@ ESTIMATORS = {
     "MondrianKernelRidge": regressor(lambda: M.MondrianKernelRidge(random_state=0)),
     "MondrianKernelClassifierCV": classifier(
         lambda: M.MondrianKernelClassifierCV(random_state=0)),
+    "MondrianSGDClassifier": classifier(lambda: M.MondrianSGDClassifier(random_state=0)),
+    "MondrianForestRegressor": regressor(lambda: M.MondrianForestRegressor(random_state=0)),
+    "MondrianForestClassifier": classifier(lambda: M.MondrianForestClassifier(random_state=0)),
+    "DebiasedMondrianForestRegressor": regressor(
+        lambda: M.DebiasedMondrianForestRegressor(random_state=0)),
     "SparseSpectrumGPRegressor": regressor(
         lambda: M.SparseSpectrumGPRegressor(random_state=0)),
     "MondrianFeatures": transformer(lambda: M.MondrianFeatures(random_state=0)),
