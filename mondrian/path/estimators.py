@@ -1825,8 +1825,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         iterations per solve), ``grad_ratio`` (largest ‖∇f‖/‖∇f(0)‖ of
         each solve), ``converged`` (whether each solve converged: the ratio
         is at most ``tol``, or f is optimal to its floating-point precision,
-        :func:`~mondrian.path.classify.newton_cg`), ``tol``, ``pilot_lifetime`` and ``pilot_alpha`` (None
-        without a pilot), ``extra_C`` (the larger C tried at the selected
+        :func:`~mondrian.path.classify.newton_cg`), ``tol``,
+        ``pilot_lifetime`` and ``pilot_alpha`` (None without a pilot), ``extra_C`` (the larger C tried at the selected
         lifetime: tuples (lifetime, C, validation accuracy, validation
         loss)), ``stop_reason``.
     pilot_features_ : MondrianFeatures or None
