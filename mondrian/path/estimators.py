@@ -1826,9 +1826,10 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         each solve), ``converged`` (whether each solve converged: the ratio
         is at most ``tol``, or f is optimal to its floating-point precision,
         :func:`~mondrian.path.classify.newton_cg`), ``tol``,
-        ``pilot_lifetime`` and ``pilot_alpha`` (None without a pilot), ``extra_C`` (the larger C tried at the selected
-        lifetime: tuples (lifetime, C, validation accuracy, validation
-        loss)), ``stop_reason``.
+        ``pilot_lifetime`` and ``pilot_alpha`` (None without a pilot),
+        ``extra_C`` (the larger C tried at the selected lifetime: tuples
+        (lifetime, C, validation accuracy, validation loss)),
+        ``stop_reason``.
     pilot_features_ : MondrianFeatures or None
         The pilot's forest (Newton with ``max_lifetime='auto'``).
     coef_ : ndarray of shape (n_paths, n_columns at ``lifetime_``)
