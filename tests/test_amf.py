@@ -364,3 +364,33 @@ def test_log_wbar_of_the_root_is_the_normaliser_over_subtrees():
                                        rtol=1e-12, atol=1e-12)
         inside = ~np.isnan(coef[:, 0])
         np.testing.assert_allclose(coef[inside].sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_kept_components_and_weights_follow_the_state_and_dirichlet():
+    """The node components and weights are kept between predictions (a
+    single row no longer pays O(nodes)): row-by-row predictions equal the
+    batch's, a new ``dirichlet`` is used at once, and an insertion (which
+    changes the state) is reflected."""
+    rng = np.random.default_rng(4)
+    X = rng.random((300, 2))
+    y = np.sin(6 * X[:, 0]) + 0.1 * rng.standard_normal(300)
+    Xt = rng.random((40, 2))
+    reg = MondrianForestRegressor(n_trees=8, aggregation=True, random_state=0).fit(X, y)
+    full = reg.predict(Xt)
+    np.testing.assert_array_equal([reg.predict(Xt[i:i + 1])[0] for i in range(10)], full[:10])
+    clf = MondrianForestClassifier(n_trees=8, aggregation=True, random_state=0).fit(X, y > 0)
+    before = clf.predict_proba(Xt)
+    # dirichlet is read when predicting (as when inserting): the node
+    # probabilities follow it; the weights are those of the points seen.
+    clf.set_params(dirichlet=5.0)
+    after = clf.predict_proba(Xt)
+    counts = clf.amf_state_[:, 2:]
+    comp = (counts + 5.0) / (counts.sum(axis=1, keepdims=True) + 2 * 5.0)
+    _, coef = _amf.weights(clf.forest_, clf.lifetime_, clf.amf_state_, clf.step_, 1)
+    want = _amf.predict(clf.forest_, Xt, clf.lifetime_, coef, comp, 1)
+    np.testing.assert_array_equal(after, want / want.sum(axis=1, keepdims=True))
+    assert not np.allclose(after, before)
+    reg.partial_fit(Xt[:20], np.sin(6 * Xt[:20, 0]))
+    again = MondrianForestRegressor(n_trees=8, aggregation=True, random_state=0).fit(X, y)
+    again.partial_fit(Xt[:20], np.sin(6 * Xt[:20, 0]))
+    np.testing.assert_array_equal(reg.predict(Xt), again.predict(Xt))

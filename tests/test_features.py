@@ -501,3 +501,21 @@ def test_dot_refuses_bad_coef(rng, coef, exc, match):
         mf.dot(rng.random((4, 2)), coef)
     with pytest.raises(ValueError, match="features"):
         mf.dot(rng.random((4, 3)), np.ones(7))
+
+
+def test_column_numbering_is_kept_until_the_trees_change(rng):
+    """``Forest.active_columns`` keeps the last lifetime's numbering (read
+    only) so that transforms of a few rows do not renumber every node; an
+    insertion or extension in place drops it, and the features follow."""
+    X = rng.random((200, 2))
+    mf = MondrianFeatures(n_trees=10, lifetime=3.0, random_state=0).fit(X)
+    col_of_node, col_offset = mf.forest_.active_columns(3.0)
+    assert not col_of_node.flags.writeable and not col_offset.flags.writeable
+    assert mf.forest_.active_columns(3.0)[0] is col_of_node      # kept
+    before = mf.transform(X[:5]).shape[1]
+    mf.partial_fit(rng.random((30, 2)) * 3.0)                    # in place: no pins
+    assert mf.transform(X[:5]).shape[1] == mf.n_cells_ > before
+    assert mf.forest_.active_columns(3.0)[0].shape[0] == mf.forest_.n_nodes
+    mf.extend(6.0)
+    np.testing.assert_array_equal(mf.transform(X, 6.0).toarray(),
+                                  mf.training_features(6.0).toarray()[:200])

@@ -20,6 +20,9 @@ cdef class Forest:
     cdef bint _growing
     # split_events() of the current trees (None until asked; reset by growth).
     cdef tuple _events
+    # (lifetime, col_of_node, col_offset) of the last active_columns(), read
+    # only (None until asked; reset by growth).
+    cdef tuple _columns
 
     cpdef pin(self, object obj)
     cdef int _begin_read(self) except -1

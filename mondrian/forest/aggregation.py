@@ -171,14 +171,13 @@ def class_components(state: np.ndarray, dirichlet: float) -> np.ndarray:
 def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, step: float,
             comp: np.ndarray, n_threads: int, cache: dict | None = None) -> np.ndarray:
     """The trees' aggregated predictions of ``comp``, averaged (n x K), with
-    log w = step · state[:, 0].  ``cache`` (a dict) keeps the weights of
-    the last (lifetime, step)."""
+    log w = step · state[:, 0].  ``cache`` (a dict, emptied by the caller
+    when the state changes) keeps the weights of the last (lifetime, step)."""
     key = (lam, step)
     if cache is not None and cache.get("key") == key:
         coef = cache["coef"]
     else:
         _, coef = _amf.weights(forest, lam, state, step, n_threads)
         if cache is not None:
-            cache.clear()
             cache.update(key=key, coef=coef)
     return _amf.predict(forest, X, lam, coef, comp, n_threads)

@@ -32,8 +32,9 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
  * mt_forest_features times row col_of_node[j] of coef (n_columns x k,
  * row-major), each row summed in tree order (the numbers of the CSR
  * product of mt_forest_features' matrix with coef, for any thread count).
- * Memory O(n k) instead of the matrix's O(n M).  Columns are those of
- * col_of_node (any numbering below n_columns, checked).
+ * Memory O(n k) instead of the matrix's O(n M).  col_of_node comes from
+ * mt_forest_active_columns at the same lambda; coef has n_columns rows,
+ * n_columns = col_offset[M] there.
  */
 int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t d,
                            double lambda, const mt_index *col_of_node, mt_index n_columns,
