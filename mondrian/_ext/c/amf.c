@@ -1,5 +1,6 @@
 /* amf.c -- aggregation over the pruned subtrees of the trees (see amf.h). */
 #include "amf.h"
+#include "threads.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -358,11 +359,12 @@ int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
     }
     const size_t d = f->n_features, M = f->n_trees;
     const ptrdiff_t n_blocks = (ptrdiff_t)((n + MT_AMF_BLOCK - 1) / MT_AMF_BLOCK);
+    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
     int status = MT_OK;
-    (void)n_threads;
+    (void)nt;
     memset(out, 0, n * K * sizeof(double));
 #ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
     {
         double *scratch = malloc((d > 0 ? d : 1) * sizeof(double) + K * sizeof(double));

@@ -1,5 +1,6 @@
 /* features.c -- the sparse Mondrian feature matrix (see features.h). */
 #include "features.h"
+#include "threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
      * Up to 2048 rows the trees are split into contiguous ranges instead,
      * one per thread, and the block is all the rows: each thread writes a
      * contiguous part of every row. */
-    int nt = n_threads > 0 ? n_threads : 1;
+    const int nt = mt_walk_threads(n <= SIZE_MAX / (n_trees > 0 ? n_trees : 1) ? n * n_trees : SIZE_MAX, n_threads);
     ptrdiff_t n_blocks = (count + 2047) / 2048, n_chunks = 1;
     if (n_blocks <= 1) {
         n_blocks = 1;
@@ -140,7 +141,7 @@ int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t
      * outputs staying in the L2 cache): every row sums its trees in tree
      * order, as the CSR product of mt_forest_features' matrix does, so the
      * result is the same numbers for any thread count. */
-    const int nt = n_threads > 0 ? n_threads : 1;
+    const int nt = mt_walk_threads(n <= SIZE_MAX / (n_trees > 0 ? n_trees : 1) ? n * n_trees : SIZE_MAX, n_threads);
     ptrdiff_t n_blocks = (count + 2047) / 2048;
     if (n_blocks < nt) {
         n_blocks = count < nt ? (count > 0 ? count : 1) : nt;

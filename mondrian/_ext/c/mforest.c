@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "lookup.h"
+#include "threads.h"
 
 /* Node j belongs to the tree pruned at lambda. */
 static int in_pruned(const mt_forest *f, mt_index j, double lambda)
@@ -525,12 +526,13 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
     }
     const size_t d = f->n_features, M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
+    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
     const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda};
     int status = MT_OK;
-    (void)n_threads;
+    (void)nt;
     memset(out, 0, 2 * n * sizeof(double));
 #ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
     {
         double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
@@ -628,12 +630,13 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
     }
     const size_t d = f->n_features, M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
+    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
     const mixture_args a = {leaf, branch, branch0, K, lambda};
     int status = MT_OK;
-    (void)n_threads;
+    (void)nt;
     memset(out, 0, n * K * sizeof(double));
 #ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
     {
         double *scratch = malloc((d > 0 ? d : 1) * sizeof(double) + K * sizeof(double));
@@ -779,12 +782,13 @@ int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
     }
     const size_t M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
+    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
     const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda};
-    (void)n_threads;
+    (void)nt;
     memset(out, 0, 2 * n * sizeof(double));
     /* Blocks of rows, tree after tree within a block (MT_MIX_BLOCK). */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
     for (ptrdiff_t b = 0; b < n_blocks; ++b) {
         const size_t lo = (size_t)b * MT_MIX_BLOCK;
@@ -812,12 +816,13 @@ int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt
     }
     const size_t M = f->n_trees;
     const ptrdiff_t n_blocks = mix_blocks(n);
+    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
     const mixture_args a = {leaf, branch, branch0, K, lambda};
     int status = MT_OK;
-    (void)n_threads;
+    (void)nt;
     memset(out, 0, n * K * sizeof(double));
 #ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
     {
         double *acc = malloc(K * sizeof(double));
