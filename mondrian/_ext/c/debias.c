@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "lookup.h"
+#include "threads.h"
 
 /* Rows per task of mt_debias_paths. */
 #define MT_ROW_BLOCK 256
@@ -161,10 +162,11 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
     /* Blocks of rows, tree by tree within a block: one tree's upper nodes
      * stay in cache while the block's points walk it. */
     ptrdiff_t n_blocks = (ptrdiff_t)((n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK);
+    const int nt = mt_walk_threads(n_rows <= SIZE_MAX / M ? n_rows * M : SIZE_MAX, n_threads);
     int status = MT_OK;
-    (void)n_threads;
+    (void)nt;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
     {
     /* A rotated forest: each tree walks x in its own coordinates
