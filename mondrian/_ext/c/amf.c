@@ -1,10 +1,9 @@
 /* amf.c -- aggregation over the pruned subtrees of the trees (see amf.h). */
 #include "amf.h"
-#include "threads.h"
+#include "walk.h"
 
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
 
 #define MT_LN2 0.69314718055994530942
 
@@ -315,30 +314,36 @@ int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_
     return MT_OK;
 }
 
-/* Rows per block of mt_amf_predict: a block is one thread's, walked tree
- * after tree (trees outer, rows inner), so a tree's nodes and weights are
- * read from the cache by the block's rows rather than from memory by every
- * row; each row still sums its trees in tree order (the same numbers). */
-#define MT_AMF_BLOCK 512
+/* The node values of mt_amf_predict. */
+typedef struct {
+    const double *X, *coef, *comp;
+    size_t K;
+    double lambda;
+} amf_args;
 
-/* Tree m's aggregated prediction at x (tree coordinates), added to o[0..K). */
-static void amf_tree(const mt_forest *f, size_t m, const double *x, double lambda,
-                     const double *coef, size_t K, const double *comp, double *acc, double *o)
+/* Tree m's aggregated prediction at point i, added to o[0..K) (an
+ * mt_walk_visit of amf_args; scratch: d + K doubles). */
+static void amf_tree(const mt_forest *f, const void *args, size_t m, size_t i,
+                     double *scratch, double *o)
 {
+    const amf_args *a = args;
+    const size_t K = a->K;
+    const double *x = mt_walk_point(f, a->X, m, i, scratch);
+    double *acc = scratch + f->n_features;
     mt_index j = f->node_offset[m];
     double mult = 1.0; /* prod (1 - a) above j */
     for (size_t k = 0; k < K; ++k) {
         acc[k] = 0.0;
     }
     for (;;) {
-        const double *c = comp + (size_t)j * K;
-        if (f->tau[j] > lambda) {
+        const double *c = a->comp + (size_t)j * K;
+        if (f->tau[j] > a->lambda) {
             for (size_t k = 0; k < K; ++k) {
                 acc[k] += mult * c[k];
             }
             break;
         }
-        const double stop = coef[2 * (size_t)j], go = coef[2 * (size_t)j + 1];
+        const double stop = a->coef[2 * (size_t)j], go = a->coef[2 * (size_t)j + 1];
         for (size_t k = 0; k < K; ++k) {
             acc[k] += mult * stop * c[k];
         }
@@ -357,37 +362,6 @@ int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
     if (check_lambda(f, lambda) != MT_OK || K == 0) {
         return MT_ERR_ARG;
     }
-    const size_t d = f->n_features, M = f->n_trees;
-    const ptrdiff_t n_blocks = (ptrdiff_t)((n + MT_AMF_BLOCK - 1) / MT_AMF_BLOCK);
-    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
-    int status = MT_OK;
-    (void)nt;
-    memset(out, 0, n * K * sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt) reduction(min : status)
-#endif
-    {
-        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double) + K * sizeof(double));
-        if (scratch == NULL) {
-            status = MT_ERR_NOMEM;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (ptrdiff_t b = 0; b < n_blocks; ++b) {
-            const size_t lo = (size_t)b * MT_AMF_BLOCK;
-            const size_t hi = lo + MT_AMF_BLOCK < n ? lo + MT_AMF_BLOCK : n;
-            for (size_t m = 0; m < M && scratch != NULL; ++m) {
-                for (size_t i = lo; i < hi; ++i) {
-                    const double *x = mt_forest_point(f, m, X + i * d, scratch);
-                    amf_tree(f, m, x, lambda, coef, K, comp, scratch + d, out + i * K);
-                }
-            }
-        }
-        free(scratch);
-    }
-    for (size_t q = 0; q < n * K; ++q) {
-        out[q] /= (double)M;
-    }
-    return status;
+    const amf_args a = {X, coef, comp, K, lambda};
+    return mt_walk_blocks(f, n, K, f->n_features + K, amf_tree, &a, n_threads, out);
 }

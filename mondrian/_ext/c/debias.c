@@ -162,7 +162,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
     /* Blocks of rows, tree by tree within a block: one tree's upper nodes
      * stay in cache while the block's points walk it. */
     ptrdiff_t n_blocks = (ptrdiff_t)((n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK);
-    const int nt = mt_walk_threads(n_rows <= SIZE_MAX / M ? n_rows * M : SIZE_MAX, n_threads);
+    const int nt = mt_walk_threads(n_rows, M, n_threads);
     int status = MT_OK;
     (void)nt;
 #ifdef _OPENMP

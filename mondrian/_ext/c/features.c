@@ -50,6 +50,70 @@ static inline double entry(const mt_forest *f, size_t m, const double *x, double
     return exponent > 0.0 ? scale * exp(-exponent) : scale;
 }
 
+/* Where a walk's entries go: the CSR arrays (store_entry) or a product
+ * with coefficients (add_entry). */
+typedef struct {
+    const mt_index *col_of_node;
+    size_t n_trees;
+    int32_t *indices32;     /* store_entry */
+    mt_index *indices64;
+    double *data;
+    const double *coef;     /* add_entry: out[i] += v coef[col] (k each) */
+    size_t k;
+    double *out;
+} entry_sink;
+
+typedef void (*entry_fn)(const entry_sink *s, size_t i, size_t m, mt_index j, double v);
+
+static inline void store_entry(const entry_sink *s, size_t i, size_t m, mt_index j, double v)
+{
+    size_t pos = i * s->n_trees + m;
+    s->data[pos] = v;
+    store_index(s->indices32, s->indices64, pos, s->col_of_node[j]);
+}
+
+static inline void add_entry(const entry_sink *s, size_t i, size_t m, mt_index j, double v)
+{
+    const double *c = s->coef + (size_t)s->col_of_node[j] * s->k;
+    double *o = s->out + i * s->k;
+    (void)m;
+    for (size_t q = 0; q < s->k; ++q) {
+        o[q] += v * c[q];
+    }
+}
+
+/* Rows [lo, hi) of X through trees [m_lo, m_hi), trees outer: every entry
+ * to put(sink, ...).  A rotated forest looks points up in each tree's
+ * coordinates: the rows pass through tree m's transform MT_ROTATE_ROWS at
+ * a time, into a scratch that stays in the L1 cache. */
+static inline int walk_tile(const mt_forest *f, const double *X, size_t lo, size_t hi,
+                            size_t m_lo, size_t m_hi, double lambda, double scale,
+                            entry_fn put, const entry_sink *sink)
+{
+    const size_t d = f->n_features;
+    double *Z = NULL;
+    if (f->rotation != NULL && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    for (size_t m = m_lo; m < m_hi; ++m) {
+        for (size_t i0 = lo; i0 < hi; i0 += MT_ROTATE_ROWS) {
+            size_t i1 = i0 + MT_ROTATE_ROWS < hi ? i0 + MT_ROTATE_ROWS : hi;
+            const double *rows = X + i0 * d;
+            if (Z != NULL) {
+                mt_forest_transform(f, m, rows, i1 - i0, Z);
+                rows = Z;
+            }
+            for (size_t i = i0; i < i1; ++i) {
+                mt_index j;
+                const double v = entry(f, m, rows + (i - i0) * d, lambda, scale, &j);
+                put(sink, i, m, j, v);
+            }
+        }
+    }
+    free(Z);
+    return MT_OK;
+}
+
 int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
                        double lambda, const mt_index *col_of_node,
                        const mt_index *col_offset, double scale,
@@ -69,7 +133,7 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
      * Up to 2048 rows the trees are split into contiguous ranges instead,
      * one per thread, and the block is all the rows: each thread writes a
      * contiguous part of every row. */
-    const int nt = mt_walk_threads(n <= SIZE_MAX / (n_trees > 0 ? n_trees : 1) ? n * n_trees : SIZE_MAX, n_threads);
+    const int nt = mt_walk_threads(n, n_trees, n_threads);
     ptrdiff_t n_blocks = (count + 2047) / 2048, n_chunks = 1;
     if (n_blocks <= 1) {
         n_blocks = 1;
@@ -79,10 +143,7 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
     }
     ptrdiff_t block = (count + n_blocks - 1) / n_blocks;
     ptrdiff_t n_tiles = n_blocks * n_chunks;
-    /* A rotated forest looks points up in each tree's coordinates: the
-     * rows of a tile pass through tree m's transform MT_ROTATE_ROWS at a
-     * time, into the thread's scratch (which stays in the L1 cache). */
-    const int rotated = f->rotation != NULL;
+    const entry_sink sink = {col_of_node, n_trees, indices32, indices64, data, NULL, 0, NULL};
     int status = MT_OK;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) reduction(min : status)
@@ -95,28 +156,9 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
         }
         size_t m_lo = (size_t)c * n_trees / (size_t)n_chunks;
         size_t m_hi = (size_t)(c + 1) * n_trees / (size_t)n_chunks;
-        double *Z = NULL;
-        if (rotated && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
-            status = MT_ERR_NOMEM;
-            continue;
-        }
-        for (size_t m = m_lo; m < m_hi; ++m) {
-            for (ptrdiff_t i0 = lo; i0 < hi; i0 += MT_ROTATE_ROWS) {
-                ptrdiff_t i1 = i0 + MT_ROTATE_ROWS < hi ? i0 + MT_ROTATE_ROWS : hi;
-                const double *rows = X + (size_t)i0 * d;
-                if (rotated) {
-                    mt_forest_transform(f, m, rows, (size_t)(i1 - i0), Z);
-                    rows = Z;
-                }
-                for (ptrdiff_t i = i0; i < i1; ++i) {
-                    mt_index j;
-                    size_t pos = (size_t)i * n_trees + m;
-                    data[pos] = entry(f, m, rows + (size_t)(i - i0) * d, lambda, scale, &j);
-                    store_index(indices32, indices64, pos, col_of_node[j]);
-                }
-            }
-        }
-        free(Z);
+        int st = walk_tile(f, X, (size_t)lo, (size_t)hi, m_lo, m_hi, lambda, scale,
+                           store_entry, &sink);
+        status = st < status ? st : status;
     }
     return status;
 }
@@ -141,13 +183,13 @@ int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t
      * outputs staying in the L2 cache): every row sums its trees in tree
      * order, as the CSR product of mt_forest_features' matrix does, so the
      * result is the same numbers for any thread count. */
-    const int nt = mt_walk_threads(n <= SIZE_MAX / (n_trees > 0 ? n_trees : 1) ? n * n_trees : SIZE_MAX, n_threads);
+    const int nt = mt_walk_threads(n, n_trees, n_threads);
+    /* at most 2048 rows a block, at least one block per thread (and row) */
     ptrdiff_t n_blocks = (count + 2047) / 2048;
-    if (n_blocks < nt) {
-        n_blocks = count < nt ? (count > 0 ? count : 1) : nt;
-    }
+    n_blocks = n_blocks > nt ? n_blocks : (count < nt ? count : nt);
+    n_blocks = n_blocks > 0 ? n_blocks : 1;
     const ptrdiff_t block = (count + n_blocks - 1) / n_blocks;
-    const int rotated = f->rotation != NULL;
+    const entry_sink sink = {col_of_node, n_trees, NULL, NULL, NULL, coef, k, out};
     int status = MT_OK;
     memset(out, 0, n * k * sizeof(double));
 #ifdef _OPENMP
@@ -158,31 +200,9 @@ int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t
         if (lo >= hi) {
             continue;
         }
-        double *Z = NULL;
-        if (rotated && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
-            status = MT_ERR_NOMEM;
-            continue;
-        }
-        for (size_t m = 0; m < n_trees; ++m) {
-            for (ptrdiff_t i0 = lo; i0 < hi; i0 += MT_ROTATE_ROWS) {
-                ptrdiff_t i1 = i0 + MT_ROTATE_ROWS < hi ? i0 + MT_ROTATE_ROWS : hi;
-                const double *rows = X + (size_t)i0 * d;
-                if (rotated) {
-                    mt_forest_transform(f, m, rows, (size_t)(i1 - i0), Z);
-                    rows = Z;
-                }
-                for (ptrdiff_t i = i0; i < i1; ++i) {
-                    mt_index j;
-                    const double v = entry(f, m, rows + (size_t)(i - i0) * d, lambda, scale, &j);
-                    const double *c = coef + (size_t)col_of_node[j] * k;
-                    double *o = out + (size_t)i * k;
-                    for (size_t q = 0; q < k; ++q) {
-                        o[q] += v * c[q];
-                    }
-                }
-            }
-        }
-        free(Z);
+        int st = walk_tile(f, X, (size_t)lo, (size_t)hi, 0, n_trees, lambda, scale, add_entry,
+                           &sink);
+        status = st < status ? st : status;
     }
     return status;
 }
@@ -403,6 +423,7 @@ int mt_forest_gram_points(const mt_forest *f, const double *X, size_t n, size_t 
     }
     const int rotated = f->rotation != NULL;
     const int nt = n_threads > 0 ? n_threads : 1;
+    (void)nt;
     for (size_t start = 0; start < n && status == MT_OK; start += chunk) {
         const size_t rows = n - start < chunk ? n - start : chunk;
         const double *Xc = X + start * d;

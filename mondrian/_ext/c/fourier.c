@@ -78,9 +78,12 @@ void mt_cos_sin_pairs(const double *t, size_t n, double scale, int n_threads, do
         return;
     }
     int nt = n_chunks < (size_t)n_threads ? (int)n_chunks : n_threads;
+    (void)nt;
     /* Each element is computed alone, so the result does not depend on
      * the number of threads. */
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static)
+#endif
     for (long long c = 0; c < (long long)n_chunks; c++) {
         size_t start = (size_t)c * MT_SINCOS_CHUNK;
         size_t len = n - start < MT_SINCOS_CHUNK ? n - start : MT_SINCOS_CHUNK;
@@ -158,7 +161,9 @@ int mt_fourier_features(const double *X, size_t n, size_t D, const double *omega
         return MT_ERR_NOMEM;
     }
     size_t width = 2 * p;
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
     for (long long k = 0; k < (long long)n_tiles; k++) {
         int thread = 0;
 #ifdef _OPENMP

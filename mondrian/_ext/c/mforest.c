@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "lookup.h"
-#include "threads.h"
+#include "walk.h"
 
 /* Node j belongs to the tree pruned at lambda. */
 static int in_pruned(const mt_forest *f, mt_index j, double lambda)
@@ -439,18 +439,19 @@ static void bridge_component(double t0, double t1, double eta, double lambda, do
     *m2 = second;
 }
 
-/* Rows per block of the mixtures at arbitrary points: a block is one
- * thread's, walked tree after tree (trees outer, rows inner), so a tree's
- * nodes, boxes and node moments are read from the cache by the block's
- * rows instead of from memory by every row (rows outer: each row's walks
- * touched every tree, 100 trees of 10^4 nodes being 200 MB).  Each row
- * still sums its trees in tree order: the same numbers as row by row. */
-#define MT_MIX_BLOCK 512
+/* Stored paths (mt_forest_path_fill): row i's path in tree m is nodes
+ * node[offset[i M + m] .. offset[i M + m + 1]), with gaps gap[...]. */
+struct path_args {
+    const mt_index *offset, *node;
+    const double *gap;
+};
 
-/* The number of row blocks for n rows. */
-static ptrdiff_t mix_blocks(size_t n)
+/* Row i's stored path in tree m: [*lo, *hi) of node and gap. */
+static inline void path_range(const mt_forest *f, const struct path_args *p, size_t m,
+                              size_t i, mt_index *lo, mt_index *hi)
 {
-    return (ptrdiff_t)((n + MT_MIX_BLOCK - 1) / MT_MIX_BLOCK);
+    *lo = p->offset[i * f->n_trees + m];
+    *hi = p->offset[i * f->n_trees + m + 1];
 }
 
 /* What the Gaussian mixture reads at every node: the node means' moments
@@ -459,6 +460,9 @@ static ptrdiff_t mix_blocks(size_t n)
 typedef struct {
     const double *mean, *var, *cov;
     double prior_mean, h2, s2, time_scale, lambda;
+    /* the points: new points X (walked), or stored paths (path_args) */
+    const double *X;
+    const struct path_args *paths;
 } gauss_args;
 
 /* Node j of a conditional Mondrian path, x at gap e from its box: adds the
@@ -494,12 +498,14 @@ static inline int gauss_node(const mt_forest *f, const gauss_args *g, mt_index j
     return 0;
 }
 
-/* Tree m's Gaussian mixture at x (in the tree's coordinates), walking the
- * tree, added to o[0], o[1]. */
-static void gauss_tree(const mt_forest *f, const gauss_args *g, size_t m, const double *x,
-                       double *o)
+/* Tree m's Gaussian mixture at point i, walking the tree, added to o[0],
+ * o[1] (an mt_walk_visit of gauss_args; scratch: d doubles). */
+static void gauss_tree(const mt_forest *f, const void *args, size_t m, size_t i,
+                       double *scratch, double *o)
 {
+    const gauss_args *g = args;
     const size_t d = f->n_features;
+    const double *x = mt_walk_point(f, g->X, m, i, scratch);
     mt_index j = f->node_offset[m];
     double t_prev = 0.0, surv = 1.0, acc[2] = {0.0, 0.0};
     for (;;) {
@@ -524,40 +530,9 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
         !isfinite(noise_var) || !isfinite(prior_mean)) {
         return MT_ERR_ARG;
     }
-    const size_t d = f->n_features, M = f->n_trees;
-    const ptrdiff_t n_blocks = mix_blocks(n);
-    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
-    const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda};
-    int status = MT_OK;
-    (void)nt;
-    memset(out, 0, 2 * n * sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt) reduction(min : status)
-#endif
-    {
-        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
-        if (scratch == NULL) {
-            status = MT_ERR_NOMEM;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (ptrdiff_t b = 0; b < n_blocks; ++b) {
-            const size_t lo = (size_t)b * MT_MIX_BLOCK;
-            const size_t hi = lo + MT_MIX_BLOCK < n ? lo + MT_MIX_BLOCK : n;
-            for (size_t m = 0; m < M && scratch != NULL; ++m) {
-                for (size_t i = lo; i < hi; ++i) {
-                    const double *x = mt_forest_point(f, m, X + i * d, scratch);
-                    gauss_tree(f, &g, m, x, out + 2 * i);
-                }
-            }
-        }
-        free(scratch);
-    }
-    for (size_t q = 0; q < 2 * n; ++q) {
-        out[q] /= (double)M;
-    }
-    return status;
+    const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda,
+                          X, NULL};
+    return mt_walk_blocks(f, n, 2, f->n_features, gauss_tree, &g, n_threads, out);
 }
 
 /* The component vectors (K each) of mt_forest_mixture: a node's own
@@ -567,6 +542,9 @@ typedef struct {
     const double *leaf, *branch, *branch0;
     size_t K;
     double lambda;
+    /* the points, as in gauss_args */
+    const double *X;
+    const struct path_args *paths;
 } mixture_args;
 
 /* Node j of a conditional Mondrian path, x at gap e from its box: adds the
@@ -597,12 +575,15 @@ static inline int mixture_node(const mt_forest *f, const mixture_args *a, mt_ind
     return 0;
 }
 
-/* Tree m's mixture at x (tree coordinates), walking the tree, added to
- * o[0..K); acc is K doubles of scratch. */
-static void mixture_tree(const mt_forest *f, const mixture_args *a, size_t m, const double *x,
-                         double *acc, double *o)
+/* Tree m's mixture at point i, walking the tree, added to o[0..K)
+ * (an mt_walk_visit of mixture_args; scratch: d + K doubles). */
+static void mixture_tree(const mt_forest *f, const void *args, size_t m, size_t i,
+                         double *scratch, double *o)
 {
+    const mixture_args *a = args;
     const size_t d = f->n_features;
+    const double *x = mt_walk_point(f, a->X, m, i, scratch);
+    double *acc = scratch + d;
     mt_index j = f->node_offset[m];
     double t_prev = 0.0, surv = 1.0;
     for (size_t k = 0; k < a->K; ++k) {
@@ -628,40 +609,8 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
     if (check_lambda(f, lambda) != MT_OK || K == 0) {
         return MT_ERR_ARG;
     }
-    const size_t d = f->n_features, M = f->n_trees;
-    const ptrdiff_t n_blocks = mix_blocks(n);
-    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
-    const mixture_args a = {leaf, branch, branch0, K, lambda};
-    int status = MT_OK;
-    (void)nt;
-    memset(out, 0, n * K * sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt) reduction(min : status)
-#endif
-    {
-        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double) + K * sizeof(double));
-        if (scratch == NULL) {
-            status = MT_ERR_NOMEM;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (ptrdiff_t b = 0; b < n_blocks; ++b) {
-            const size_t lo = (size_t)b * MT_MIX_BLOCK;
-            const size_t hi = lo + MT_MIX_BLOCK < n ? lo + MT_MIX_BLOCK : n;
-            for (size_t m = 0; m < M && scratch != NULL; ++m) {
-                for (size_t i = lo; i < hi; ++i) {
-                    const double *x = mt_forest_point(f, m, X + i * d, scratch);
-                    mixture_tree(f, &a, m, x, scratch + d, out + i * K);
-                }
-            }
-        }
-        free(scratch);
-    }
-    for (size_t q = 0; q < n * K; ++q) {
-        out[q] /= (double)M;
-    }
-    return status;
+    const mixture_args a = {leaf, branch, branch0, K, lambda, X, NULL};
+    return mt_walk_blocks(f, n, K, f->n_features + K, mixture_tree, &a, n_threads, out);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -753,19 +702,47 @@ int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_thr
  * at a leaf of the full tree, whose split time exceeds the lifetime, so the
  * walk at lambda <= lifetime stops on it at the latest.
  */
-/* Tree m's Gaussian mixture along a walked path (nodes node[lo..hi), gaps
- * gap[lo..hi)), added to o[0], o[1]: gauss_tree without the walk. */
-static void gauss_path(const mt_forest *f, const gauss_args *g, const mt_index *node,
-                       const double *gap, mt_index lo, mt_index hi, double *o)
+/* gauss_tree along row i's stored path (an mt_walk_visit of gauss_args
+ * with paths). */
+static void gauss_path(const mt_forest *f, const void *args, size_t m, size_t i,
+                       double *scratch, double *o)
 {
+    const gauss_args *g = args;
+    const struct path_args *p = g->paths;
+    mt_index lo, hi;
     double t_prev = 0.0, surv = 1.0, acc[2] = {0.0, 0.0};
+    (void)scratch;
+    path_range(f, p, m, i, &lo, &hi);
     for (mt_index k = lo; k < hi; ++k) {
-        if (gauss_node(f, g, node[k], gap[k], k + 1 == hi, &t_prev, &surv, acc)) {
+        if (gauss_node(f, g, p->node[k], p->gap[k], k + 1 == hi, &t_prev, &surv, acc)) {
             break;
         }
     }
     o[0] += acc[0];
     o[1] += acc[1];
+}
+
+/* mixture_tree along row i's stored path (an mt_walk_visit of
+ * mixture_args with paths; scratch: K doubles). */
+static void mixture_path(const mt_forest *f, const void *args, size_t m, size_t i,
+                         double *acc, double *o)
+{
+    const mixture_args *a = args;
+    const struct path_args *p = a->paths;
+    mt_index lo, hi;
+    double t_prev = 0.0, surv = 1.0;
+    path_range(f, p, m, i, &lo, &hi);
+    for (size_t k = 0; k < a->K; ++k) {
+        acc[k] = 0.0;
+    }
+    for (mt_index q = lo; q < hi; ++q) {
+        if (mixture_node(f, a, p->node[q], p->gap[q], q + 1 == hi, &t_prev, &surv, acc)) {
+            break;
+        }
+    }
+    for (size_t k = 0; k < a->K; ++k) {
+        o[k] += acc[k];
+    }
 }
 
 int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
@@ -780,30 +757,10 @@ int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
         !isfinite(noise_var) || !isfinite(prior_mean)) {
         return MT_ERR_ARG;
     }
-    const size_t M = f->n_trees;
-    const ptrdiff_t n_blocks = mix_blocks(n);
-    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
-    const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda};
-    (void)nt;
-    memset(out, 0, 2 * n * sizeof(double));
-    /* Blocks of rows, tree after tree within a block (MT_MIX_BLOCK). */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#endif
-    for (ptrdiff_t b = 0; b < n_blocks; ++b) {
-        const size_t lo = (size_t)b * MT_MIX_BLOCK;
-        const size_t hi = lo + MT_MIX_BLOCK < n ? lo + MT_MIX_BLOCK : n;
-        for (size_t m = 0; m < M; ++m) {
-            for (size_t i = lo; i < hi; ++i) {
-                gauss_path(f, &g, node, gap, offset[i * M + m], offset[i * M + m + 1],
-                           out + 2 * i);
-            }
-        }
-    }
-    for (size_t q = 0; q < 2 * n; ++q) {
-        out[q] /= (double)M;
-    }
-    return MT_OK;
+    const struct path_args paths = {offset, node, gap};
+    const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda,
+                          NULL, &paths};
+    return mt_walk_blocks(f, n, 2, 0, gauss_path, &g, n_threads, out);
 }
 
 int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt_index *node,
@@ -814,52 +771,7 @@ int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt
     if (check_lambda(f, lambda) != MT_OK || K == 0) {
         return MT_ERR_ARG;
     }
-    const size_t M = f->n_trees;
-    const ptrdiff_t n_blocks = mix_blocks(n);
-    const int nt = mt_walk_threads(n <= SIZE_MAX / (M > 0 ? M : 1) ? n * M : SIZE_MAX, n_threads);
-    const mixture_args a = {leaf, branch, branch0, K, lambda};
-    int status = MT_OK;
-    (void)nt;
-    memset(out, 0, n * K * sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt) reduction(min : status)
-#endif
-    {
-        double *acc = malloc(K * sizeof(double));
-        if (acc == NULL) {
-            status = MT_ERR_NOMEM;
-        }
-        /* Blocks of rows, tree after tree within a block (MT_MIX_BLOCK). */
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (ptrdiff_t b = 0; b < n_blocks; ++b) {
-            const size_t r0 = (size_t)b * MT_MIX_BLOCK;
-            const size_t r1 = r0 + MT_MIX_BLOCK < n ? r0 + MT_MIX_BLOCK : n;
-            for (size_t m = 0; m < M && acc != NULL; ++m) {
-                for (size_t i = r0; i < r1; ++i) {
-                    const mt_index lo = offset[i * M + m], hi = offset[i * M + m + 1];
-                    double *o = out + i * K;
-                    double t_prev = 0.0, surv = 1.0;
-                    for (size_t k = 0; k < K; ++k) {
-                        acc[k] = 0.0;
-                    }
-                    for (mt_index q = lo; q < hi; ++q) {
-                        if (mixture_node(f, &a, node[q], gap[q], q + 1 == hi, &t_prev, &surv,
-                                         acc)) {
-                            break;
-                        }
-                    }
-                    for (size_t k = 0; k < K; ++k) {
-                        o[k] += acc[k];
-                    }
-                }
-            }
-        }
-        free(acc);
-    }
-    for (size_t q = 0; q < n * K; ++q) {
-        out[q] /= (double)M;
-    }
-    return status;
+    const struct path_args paths = {offset, node, gap};
+    const mixture_args a = {leaf, branch, branch0, K, lambda, NULL, &paths};
+    return mt_walk_blocks(f, n, K, K, mixture_path, &a, n_threads, out);
 }
