@@ -488,6 +488,41 @@ def test_dot_is_the_sparse_product_without_the_matrix(rng):
         mf.dot(Y[:0], W[:, 0])      # as transform
 
 
+def test_training_features_rdot_is_the_transposed_product(rng):
+    """Φᵀv read off the node slices equals the sparse product
+    ``training_features(λ).T @ v`` to rounding (prefix sums: |error| below
+    1e-13 for values of order 1 over 300 points), at Λ, below it and at 0,
+    with rotations and after insertions (columns numbered by key)."""
+    X = rng.random((300, 3))
+    for mf in (MondrianFeatures(n_trees=30, lifetime=4.0, random_state=0).fit(X),
+               MondrianFeatures(n_trees=30, lifetime=4.0, random_state=0,
+                                rotation="uniform").fit(X),
+               MondrianFeatures(n_trees=30, lifetime=4.0, random_state=0).fit(X)
+               .partial_fit(rng.random((40, 3)) * 1.2)):
+        v = rng.standard_normal(mf.forest_.n_points)
+        for lam in (None, 1.5, 0.0):
+            expected = mf.training_features(lam).T @ v
+            got = mf.training_features_rdot(v, lam)
+            assert got.shape == expected.shape
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-13)
+    assert mf.training_features_rdot(np.arange(340), 0.0).shape == (30,)     # ints taken
+
+
+@pytest.mark.parametrize("values, exc, match", [
+    (np.ones(19), ValueError, "values must have shape"),
+    (np.ones((20, 1)), ValueError, "values must have shape"),
+    (np.array([np.nan] + [0.0] * 19), ValueError, "finite"),
+    (np.array(["a"] * 20), TypeError, "real numbers"),
+    (sp.csr_array(np.ones((20, 1))), TypeError, "dense"),
+])
+def test_training_features_rdot_refuses_bad_values(rng, values, exc, match):
+    mf = MondrianFeatures(n_trees=7, lifetime=1.0, random_state=0).fit(rng.random((20, 2)))
+    with pytest.raises(exc, match=match):
+        mf.training_features_rdot(values)
+    with pytest.raises(ValueError, match="lifetime"):
+        mf.training_features_rdot(np.ones(20), 2.0)     # above the fitted lifetime
+
+
 @pytest.mark.parametrize("coef, exc, match", [
     (np.ones(5), ValueError, "coef must have shape"),
     (np.ones((7, 0)), ValueError, "coef must have shape"),

@@ -445,6 +445,55 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         check_is_fitted(self, "forest_")
         return self._features(None, self._check_lifetime_arg(lifetime))
 
+    def training_features_rdot(self, values, lifetime: float | None = None) -> np.ndarray:
+        """Φᵀv: the transposed feature matrix of the training points at
+        ``lifetime`` times one value per point (rows in fit order).
+
+        Equal, to rounding, to ``training_features(lifetime).T @ values``
+        (column j: the values of the points of cell j, summed, times
+        1/sqrt(M)), but read off the trees' node slices (prefix sums along
+        each tree's permutation, :meth:`Forest.node_sums`) without building
+        the n x M sparse matrix: the dual solvers' weights w = Φᵀc (600
+        points, 12 809 trees: 0.075 s for the matrix and its product).
+
+        Parameters
+        ----------
+        values : array-like of shape (n_points,)
+            One finite value per training point.
+        lifetime : float or None, default=None
+            λ ≤ ``lifetime_``; None: ``lifetime_``.
+
+        Returns
+        -------
+        ndarray of shape (n_columns,)
+        """
+        check_is_fitted(self, "forest_")
+        lam = self._check_lifetime_arg(lifetime)
+        forest = self.forest_
+        if sp.issparse(values) or is_dask_collection(values):
+            raise TypeError("values must be a dense in-memory array")
+        values = np.asarray(values)
+        if values.dtype.kind not in "biuf":
+            raise TypeError(f"values must be an array of real numbers, got dtype "
+                            f"{values.dtype}")
+        values = values.astype(np.float64, copy=False)
+        if values.shape != (forest.n_points,):
+            raise ValueError(f"values must have shape ({forest.n_points},), got "
+                             f"{values.shape}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError("values must be finite")
+        sums = forest.node_sums(values)
+        col_of_node, _ = forest.active_columns(lam)
+        active = col_of_node >= 0
+        out = np.empty(int(np.count_nonzero(active)), dtype=np.float64)
+        out[col_of_node[active]] = sums[active]
+        rank = _column_rank(forest, lam)
+        if rank is not None:
+            stable = np.empty_like(out)
+            stable[rank] = out
+            out = stable
+        return out * (1.0 / np.sqrt(forest.n_trees))
+
     def gram(self, lifetime: float | None = None) -> np.ndarray:
         """Dense Gram matrix ΦᵀΦ of the training features at ``lifetime``.
 

@@ -997,7 +997,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                                        overwrite_a=True, check_finite=False)
         else:
             c = scorer.best["ridge"].dual_coef(alpha)
-        self.coef_ = features.training_features(lifetime).T @ c
+        self.coef_ = features.training_features_rdot(c, lifetime)
         self.path_["solver"] = self.solver_ = "dual"
         self.pilot_features_ = None
 
