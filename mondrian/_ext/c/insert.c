@@ -1,5 +1,6 @@
 /* insert.c -- insertion of new points into a grown forest (see insert.h). */
 #include "insert.h"
+#include "lookup.h"
 
 #include <math.h>
 
@@ -189,11 +190,10 @@ static void insert_point(iscratch *s, const double *restrict x, size_t i, double
     double t0 = 0.0;
     for (;;) {
         double *lo = box_lower(s, j), *hi = box_upper(s, j);
-        double gap = 0.0;
-        for (size_t k = 0; k < d; ++k) {
-            double below = lo[k] - x[k], above = x[k] - hi[k];
-            gap += (below > 0.0 ? below : 0.0) + (above > 0.0 ? above : 0.0);
-        }
+        /* Inside the box (the walk's prefix: a child's box lies inside its
+         * parent's) the gap is 0 without its chain of additions: the same
+         * numbers as summing it. */
+        const double gap = mt_box_excess(x, lo, hi, d) > 0.0 ? mt_box_gap(x, lo, hi, d) : 0.0;
         if (gap > 0.0) {
             double time = may_split ? t0 - log(open_uniform(rng)) / gap : INFINITY;
             if (time < t->tau[j] && time <= lifetime) {
