@@ -175,6 +175,24 @@ def test_memory_refusal_names_the_estimate_and_what_to_change(monkeypatch):
     assert mf.lifetime_ == 1.0
 
 
+def test_insertion_refused_by_memory_leaves_the_forest_as_it_was(monkeypatch):
+    import mondrian.features.mondrian as fm
+
+    rng = np.random.default_rng(0)
+    mf = MondrianFeatures(n_trees=20, lifetime=50.0, random_state=0).fit(rng.random((300, 3)))
+    before = (mf.forest_.n_nodes, mf.forest_.n_points, np.array(mf.forest_.tau))
+    # 5000 points into 20 trees: up to 2 * 5000 * 20 new nodes of 152 bytes
+    # each, written twice (30 MB): refused with 10 MB available.
+    monkeypatch.setattr(fm, "available_memory", lambda: 10 * 2**20)
+    with pytest.raises(MemoryError, match=r"inserting 5000 points into n_trees=20 trees .*"
+                                          r"insert fewer points at once"):
+        mf.partial_fit(rng.random((5000, 3)))
+    assert (mf.forest_.n_nodes, mf.forest_.n_points) == before[:2]
+    np.testing.assert_array_equal(mf.forest_.tau, before[2])
+    mf.partial_fit(rng.random((10, 3)))      # a small batch fits
+    assert mf.forest_.n_points == 310
+
+
 def test_feature_names_of_a_second_data_set_must_match():
     from mondrian._validation import check_feature_names
 

@@ -284,6 +284,9 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         old = self.forest_
         _check_joint_range(old, X)
         n_threads = resolve_n_jobs(self.n_jobs)
+        _MemoryBudget(X, old.n_trees, n_threads,
+                      None if old.rotation is None else "uniform").check_insert(
+            old, copy=old.shared)
         forest = old.copy() if old.shared else old
         forest.insert(X, n_threads, max_nodes or 0)
         self.forest_ = forest
@@ -707,8 +710,9 @@ class _MemoryBudget:
     forest's copy of X (8·N·D bytes), the M point permutations of the
     forest and of the trees' scratch (2·8·M·N), one stack and one copy of
     the points' rows (in the order of the tree being grown) per thread
-    (8·N + 8·N·D each), a numpy generator per tree, and every node twice (the
-    trees' scratch and the packed forest, :func:`node_bytes` each).  A tree
+    (8·N + 8·N·D each), a numpy generator per tree, and every node once
+    (:func:`node_bytes`; the grown trees are packed, then moved into the
+    forest as its memory fills, see :meth:`peak`).  A tree
     on N points has at most 2N - 1 nodes and 2·E[leaves] - 1 in
     expectation (:func:`expected_leaves_bound`).  A refusal raises
     ``MemoryError`` with the estimate and what to change.
@@ -739,8 +743,34 @@ class _MemoryBudget:
 
     def peak(self, total_nodes: float, kept_nodes: float = 0.0) -> float:
         """Peak bytes of growing ``total_nodes`` nodes while ``kept_nodes``
-        (an existing forest) stay allocated."""
-        return self.fixed() + (2 * total_nodes + kept_nodes) * node_bytes(self.d)
+        (an existing forest) stay allocated: the grown trees are held once
+        (packed, then moved into the forest with their memory released as
+        it fills, ``c/grow.c``), plus, per thread, a tree in its scratch and
+        one being moved (about 4/M of the nodes each, M trees of average
+        size, at least 4 MiB)."""
+        in_flight = self.n_threads * max(4.0 * total_nodes / max(self.m, 1) * node_bytes(self.d),
+                                         float(4 << 20))
+        return self.fixed() + (total_nodes + kept_nodes) * node_bytes(self.d) + in_flight
+
+    def check_insert(self, forest: Forest, *, copy: bool) -> None:
+        """Refuse an insertion of the budget's N points into ``forest`` whose
+        peak exceeds the available memory (``c/insert.c``): the forest's
+        nodes (twice if it is shared and copied), each tree's scratch copy
+        of its links (72 bytes a node), at most 2N new nodes a tree written
+        twice (the scratch and the forest), and the points' permutations
+        grown by doubling."""
+        if self.available is None:
+            return
+        nb = node_bytes(self.d)
+        new = 2.0 * self.n * self.m
+        kept = forest.n_nodes * (2 if copy else 1)
+        need = (kept * nb + forest.n_nodes * 72.0 + 2.0 * new * nb
+                + 16.0 * self.m * 2.0 * (forest.n_points + self.n) + 8.0 * self.n * self.d)
+        if need > self.available:
+            self._refuse(f"inserting {self.n} points into n_trees={self.m} trees of "
+                         f"{forest.n_nodes} nodes", need,
+                         f"insert fewer points at once, use fewer trees (n_trees={self.m}) "
+                         f"or a node cap (max_nodes)")
 
     def _refuse(self, what: str, need: float, advice: str) -> None:
         raise MemoryError(

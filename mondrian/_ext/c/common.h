@@ -56,6 +56,12 @@ static inline int mt_mul_size(size_t a, size_t b, size_t *out)
 #define MT_HUGE_PAGE ((size_t)1 << 21)
 void mt_advise_huge(void *p, size_t bytes);
 
+/* free() of a block of `bytes` bytes whose pages are first returned to the
+ * system (madvise MADV_DONTNEED on Linux), so that the memory a large block
+ * held is released at once whether or not the allocator mapped it on its
+ * own (a block kept in the heap stays resident after free otherwise). */
+void mt_free_large(void *p, size_t bytes);
+
 static inline void *mt_alloc_large(size_t bytes)
 {
     void *p = malloc(bytes > 0 ? bytes : 1);

@@ -25,3 +25,22 @@ void mt_advise_huge(void *p, size_t bytes)
     (void)bytes;
 #endif
 }
+
+void mt_free_large(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    /* The whole pages inside the block go back to the system now, even when
+     * the allocator keeps the block in its heap for reuse (free alone
+     * returns only blocks it had mapped on their own): a later use of them
+     * reads zeros, which the allocator expects of no freed block. */
+    const uintptr_t page = (uintptr_t)4096;
+    const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+    const uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (p != NULL && hi > lo) {
+        (void)madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+    }
+#else
+    (void)bytes;
+#endif
+    free(p);
+}
