@@ -181,8 +181,9 @@ def test_insertion_refused_by_memory_leaves_the_forest_as_it_was(monkeypatch):
     rng = np.random.default_rng(0)
     mf = MondrianFeatures(n_trees=20, lifetime=50.0, random_state=0).fit(rng.random((300, 3)))
     before = (mf.forest_.n_nodes, mf.forest_.n_points, np.array(mf.forest_.tau))
-    # 5000 points into 20 trees: up to 2 * 5000 * 20 new nodes of 152 bytes
-    # each, written twice (30 MB): refused with 10 MB available.
+    # 5000 points into 20 trees: up to 2 * 5000 * 20 new nodes of 120 bytes
+    # in the forest and their boxes (48 bytes) in the scratch, 34 MB:
+    # refused with 10 MB available.
     monkeypatch.setattr(fm, "available_memory", lambda: 10 * 2**20)
     with pytest.raises(MemoryError, match=r"inserting 5000 points into n_trees=20 trees .*"
                                           r"insert fewer points at once"):

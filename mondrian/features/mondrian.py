@@ -753,18 +753,21 @@ class _MemoryBudget:
         return self.fixed() + (total_nodes + kept_nodes) * node_bytes(self.d) + in_flight
 
     def check_insert(self, forest: Forest, *, copy: bool) -> None:
-        """Refuse an insertion of the budget's N points into ``forest`` whose
-        peak exceeds the available memory (``c/insert.c``): the forest's
-        nodes (twice if it is shared and copied), each tree's scratch copy
-        of its links (72 bytes a node), at most 2N new nodes a tree written
-        twice (the scratch and the forest), and the points' permutations
-        grown by doubling."""
+        """Refuse an insertion of the budget's N points into ``forest`` that
+        needs more memory than is available (``c/insert.c``), on top of the
+        forest itself (resident already): a copy of it if it is shared; the
+        larger of its node arrays moving to a larger block (each array is
+        copied, then its old block freed), or at most 2N new nodes a tree,
+        stored in the forest and their boxes in the trees' scratch, with
+        each tree's scratch copy of its links (72 bytes a node); and the
+        points' permutations grown by doubling."""
         if self.available is None:
             return
         nb = node_bytes(self.d)
         new = 2.0 * self.n * self.m
-        kept = forest.n_nodes * (2 if copy else 1)
-        need = (kept * nb + forest.n_nodes * 72.0 + 2.0 * new * nb
+        box = 8.0 * self.d
+        need = (forest.n_nodes * nb * (1 if copy else 0)
+                + max(forest.n_nodes * box, new * (nb + 2 * box) + forest.n_nodes * 72.0)
                 + 16.0 * self.m * 2.0 * (forest.n_points + self.n) + 8.0 * self.n * self.d)
         if need > self.available:
             self._refuse(f"inserting {self.n} points into n_trees={self.m} trees of "
