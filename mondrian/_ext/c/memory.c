@@ -8,6 +8,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 void mt_advise_huge(void *p, size_t bytes)
@@ -31,9 +32,12 @@ void mt_free_large(void *p, size_t bytes)
 #if defined(__linux__) && defined(MADV_DONTNEED)
     /* The whole pages inside the block go back to the system now, even when
      * the allocator keeps the block in its heap for reuse (free alone
-     * returns only blocks it had mapped on their own): a later use of them
-     * reads zeros, which the allocator expects of no freed block. */
-    const uintptr_t page = (uintptr_t)4096;
+     * returns only blocks it had mapped on their own).  They read as zeros
+     * afterwards, which is harmless: nothing assumes the contents of a
+     * freed block, and the allocator's bookkeeping lies outside the block's
+     * `bytes` (before it, or written by free after this). */
+    const long size = sysconf(_SC_PAGESIZE);
+    const uintptr_t page = (uintptr_t)(size > 0 ? size : 4096);
     const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
     const uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
     if (p != NULL && hi > lo) {
