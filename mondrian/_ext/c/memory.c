@@ -1,5 +1,6 @@
 /* memory.c -- large allocations backed by huge pages where the OS offers
- * them (see common.h, mt_advise_huge). */
+ * them, and released at once when freed (see common.h, mt_advise_huge,
+ * mt_free_large). */
 #define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE under -std=c99 */
 
 #include "common.h"
@@ -9,18 +10,25 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <unistd.h>
+
+/* madvise(advice) on the whole pages of `page` bytes (a power of two)
+ * inside [p, p + bytes), if there are any; the advice is a hint, its
+ * failure ignored. */
+static void advise_inside(void *p, size_t bytes, uintptr_t page, int advice)
+{
+    const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+    const uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (p != NULL && hi > lo) {
+        (void)madvise((void *)lo, (size_t)(hi - lo), advice);
+    }
+}
 #endif
 
 void mt_advise_huge(void *p, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)MT_HUGE_PAGE;
-    const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    const uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (p != NULL && hi > lo) {
-        /* a hint: on failure (no THP support) the pages stay small */
-        (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
-    }
+    /* on failure (no THP support) the pages stay small */
+    advise_inside(p, bytes, (uintptr_t)MT_HUGE_PAGE, MADV_HUGEPAGE);
 #else
     (void)p;
     (void)bytes;
@@ -37,12 +45,7 @@ void mt_free_large(void *p, size_t bytes)
      * freed block, and the allocator's bookkeeping lies outside the block's
      * `bytes` (before it, or written by free after this). */
     const long size = sysconf(_SC_PAGESIZE);
-    const uintptr_t page = (uintptr_t)(size > 0 ? size : 4096);
-    const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
-    const uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
-    if (p != NULL && hi > lo) {
-        (void)madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
-    }
+    advise_inside(p, bytes, (uintptr_t)(size > 0 ? size : 4096), MADV_DONTNEED);
 #else
     (void)bytes;
 #endif
