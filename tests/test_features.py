@@ -521,6 +521,9 @@ def test_training_features_rdot_refuses_bad_values(rng, values, exc, match):
         mf.training_features_rdot(values)
     with pytest.raises(ValueError, match="lifetime"):
         mf.training_features_rdot(np.ones(20), 2.0)     # above the fitted lifetime
+    mf.set_params(store_points=False).fit(rng.random((20, 2)))
+    with pytest.raises(ValueError, match="keeps no training points"):
+        mf.training_features_rdot(np.ones(20))
 
 
 @pytest.mark.parametrize("coef, exc, match", [
