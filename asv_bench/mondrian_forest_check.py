@@ -1,6 +1,6 @@
 """Mondrian forests at their defaults against scikit-learn's tree ensembles.
 
-    python asv_bench/mondrian_forest_check.py [--data cpu ccpp concrete energy]
+    python asv_bench/mondrian_forest_check.py [--data cpu ccpp concrete energy protein]
                                               [--trees 100] [--n-jobs 2] [--seed 0]
 
 For each dataset (``smooth``: y = sin(6x₀) + x₁ + N(0, 0.1²) on the unit
@@ -38,11 +38,13 @@ from sklearn.metrics import log_loss
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from defaults_check import data_home, load_ccpp, load_concrete, load_energy  # noqa: E402
+from defaults_check import (data_home, load_ccpp, load_concrete, load_energy,  # noqa: E402
+                            load_protein)
 
 from mondrian import MondrianForestClassifier, MondrianForestRegressor  # noqa: E402
 
-LOADERS = {"ccpp": load_ccpp, "concrete": load_concrete, "energy": load_energy}
+LOADERS = {"ccpp": load_ccpp, "concrete": load_concrete, "energy": load_energy,
+           "protein": load_protein}
 
 
 def split(name, seed, home):
