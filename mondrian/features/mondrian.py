@@ -745,12 +745,14 @@ class _MemoryBudget:
         """Peak bytes of growing ``total_nodes`` nodes while ``kept_nodes``
         (an existing forest) stay allocated: the grown trees are held once
         (packed, then moved into the forest with their memory released as
-        it fills, ``c/grow.c``), plus, per thread, a tree in its scratch and
-        one being moved (about 4/M of the nodes each, M trees of average
-        size, at least 4 MiB)."""
-        in_flight = self.n_threads * max(4.0 * total_nodes / max(self.m, 1) * node_bytes(self.d),
-                                         float(4 << 20))
-        return self.fixed() + (total_nodes + kept_nodes) * node_bytes(self.d) + in_flight
+        it fills, ``c/grow.c``), plus, on each of min(threads, M) threads,
+        the tree it grows in its scratch (room for up to twice an average
+        tree's nodes) and an arena chunk of at least 4 MiB."""
+        nb = node_bytes(self.d)
+        m = max(self.m, 1)
+        busy = min(self.n_threads, m)
+        in_flight = busy * (2.0 * total_nodes / m * nb + float(4 << 20))
+        return self.fixed() + (total_nodes + kept_nodes) * nb + in_flight
 
     def check_insert(self, forest: Forest, *, copy: bool) -> None:
         """Refuse an insertion of the budget's N points into ``forest`` that
