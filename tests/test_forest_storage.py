@@ -234,6 +234,31 @@ def test_huge_reservation_in_a_fresh_process_survives():
     assert "MemoryError Forest.reserve_points" in out.stdout and "alive 100" in out.stdout
 
 
+def test_spare_nodes_take_an_insertion_in_place(rng):
+    """``Forest.fit(..., spare_nodes=k)``: the same trees with room for k more
+    nodes; an insertion of n points with 2nM <= k then grows the trees where
+    they are (the capacity does not move) into the same trees as without
+    the room."""
+    X, new = rng.random((300, 3)), rng.random((40, 3))
+    M = 6
+    forests = []
+    for spare in (0, 2 * len(new) * M):
+        f = Forest(M, 3).fit(X, 4.0, [np.random.PCG64(s) for s in range(M)], 2,
+                             spare_nodes=spare)
+        assert f.node_capacity >= f.n_nodes + spare
+        before = f.node_capacity
+        forests.append((f, np.array(f.tau), np.array(f.lower)))
+        f.insert(new, 2, 0)
+        assert (f.node_capacity == before) == (spare > 0)
+    (a, tau_a, low_a), (b, tau_b, low_b) = forests
+    np.testing.assert_array_equal(tau_a, tau_b)      # grown alike
+    np.testing.assert_array_equal(low_a, low_b)
+    for name in ("parent", "left", "right", "feature", "threshold", "tau", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))   # inserted alike
+    with pytest.raises(ValueError, match="spare_nodes must be >= 0"):
+        Forest(M, 3).fit(X, 4.0, [np.random.PCG64(s) for s in range(M)], 1, spare_nodes=-1)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_a_fit_holds_the_nodes_about_once():
     """The grown trees are packed, then moved into the forest with their

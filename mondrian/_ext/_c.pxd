@@ -62,7 +62,8 @@ cdef extern from "c/forest.h" nogil:
 cdef extern from "c/grow.h" nogil:
     int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t **rngs,
                                  int n_threads)
-    int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
+    int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads,
+                      size_t spare_nodes)
     int mt_forest_extend(mt_forest *f, double lifetime, bitgen_t **rngs, int n_threads)
 
 cdef extern from "c/insert.h" nogil:

@@ -33,7 +33,8 @@ cdef class Forest:
     cdef object _index_view(self, mt_index *data, size_t n)
     cdef object _double_view(self, double *data, size_t n, size_t d)
     cdef bitgen_t **_lock_streams(self, list locks) except NULL
-    cdef _grow(self, double lifetime, int n_threads, bint extend, center=*)
+    cdef _grow(self, double lifetime, int n_threads, bint extend, center=*,
+               size_t spare_nodes=*)
     cdef int _check_lifetime(self, double lifetime) except -1
     cdef int _require_points(self, str what) except -1
     cdef tuple _split_events(self)

@@ -387,10 +387,17 @@ cdef class Forest:
         return TreeView(self, m)
 
     # -- growth ------------------------------------------------------------
-    def fit(self, X, double lifetime, bit_generators, n_threads=1, rotation=None):
+    def fit(self, X, double lifetime, bit_generators, n_threads=1, rotation=None,
+            Py_ssize_t spare_nodes=0):
         """Copy ``X`` (C-contiguous float64, shape (n, D)) into the forest
         and grow every tree on it up to ``lifetime``, tree m drawing from
         ``bit_generators[m]`` (numpy BitGenerators, kept by the forest).
+
+        ``spare_nodes``: room for that many more nodes in the node arrays,
+        for an insertion to come (of n points into M trees: at most 2nM
+        nodes), which then grows the trees where they are instead of moving
+        every array to a larger block; the room costs no memory until it is
+        written (``c/grow.h``), and is dropped if it cannot be allocated.
 
         ``rotation='uniform'`` first gives tree m a Haar-random rotation
         Q_m of SO(D) drawn from its own generator, about the centre c =
@@ -405,6 +412,8 @@ cdef class Forest:
             raise ValueError(f"lifetime must be finite and >= 0, got {lifetime}")
         if rotation is not None and not (isinstance(rotation, str) and rotation == "uniform"):
             raise ValueError(f"rotation must be None or 'uniform', got {rotation!r}")
+        if spare_nodes < 0:
+            raise ValueError(f"spare_nodes must be >= 0, got {spare_nodes}")
         gens = _check_bit_generators(bit_generators, self.f.n_trees)
         center = None
         if rotation is not None:
@@ -421,7 +430,7 @@ cdef class Forest:
             check_status(mt_forest_append_points(&self.f, &Xv[0, 0], <size_t>Xv.shape[0]),
                          f"Forest.fit: copying {Xv.shape[0]} x {Xv.shape[1]} points")
             self._bit_generators = gens
-            self._grow(lifetime, nt, False, center)
+            self._grow(lifetime, nt, False, center, <size_t>spare_nodes)
         finally:
             self._growing = False
         return self
@@ -526,7 +535,8 @@ cdef class Forest:
             raise
         return rngs
 
-    cdef _grow(self, double lifetime, int n_threads, bint extend, center=None):
+    cdef _grow(self, double lifetime, int n_threads, bint extend, center=None,
+               size_t spare_nodes=0):
         cdef Py_ssize_t M = self.f.n_trees
         cdef const double[::1] cv
         cdef const double *cp = NULL
@@ -545,7 +555,8 @@ cdef class Forest:
                     if cp != NULL:
                         status = mt_forest_draw_rotations(&self.f, cp, rngs, n_threads)
                     if status == MT_OK:
-                        status = mt_forest_fit(&self.f, lifetime, rngs, n_threads)
+                        status = mt_forest_fit(&self.f, lifetime, rngs, n_threads,
+                                               spare_nodes)
         finally:
             mt_threads_release()
             _release_streams(rngs, locks)

@@ -203,8 +203,10 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         self._finish_fit()
         return self
 
-    def _grow(self, X) -> None:
-        """Validate the parameters and X, grow the forest (keeping the points)."""
+    def _grow(self, X, spare_points: int = 0) -> None:
+        """Validate the parameters and X, grow the forest (keeping the points),
+        with room in its node arrays for inserting ``spare_points`` points
+        later (2 nodes per point and tree; free until written)."""
         n_trees = check_int(self.n_trees, "n_trees")
         lifetime = check_auto_or(self.lifetime, "lifetime", check_lifetime,
                                  "a finite number >= 0")
@@ -228,11 +230,20 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         forest = Forest(n_trees, X.shape[1])
         with progress(n_trees, f"MondrianFeatures.fit: trees to lifetime {lifetime:.4g}",
                       verbose) as bar:
-            forest.fit(X, lifetime, streams, n_threads, rotation=rotation)
+            forest.fit(X, lifetime, streams, n_threads, rotation=rotation,
+                       spare_nodes=2 * int(spare_points) * n_trees)
             bar.update(n_trees)
         self.forest_ = forest
         self.lifetime_ = lifetime
         self.n_cells_ = int(forest.n_leaves)
+
+    def _fit_leaving_room(self, X, n_points: int) -> "MondrianFeatures":
+        """``fit(X)`` with room for inserting ``n_points`` points afterwards
+        without moving the node arrays (the forest estimators' held-out
+        points: the same trees, a lower peak and no copy at the insertion)."""
+        self._grow(X, spare_points=n_points)
+        self._finish_fit()
+        return self
 
     def _finish_fit(self) -> None:
         """Drop the forest's points if ``store_points`` is False."""

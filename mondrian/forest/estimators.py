@@ -333,7 +333,10 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         split = rng.spawn(1)[0].permutation(n)
         n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))))
         val, train = np.sort(split[:n_val]), np.sort(split[n_val:])
-        self.features_ = self._features(params, max_lifetime, rng).fit(X[train])
+        # Room for the held-out points, which join the trees after the
+        # selection: inserted without moving the node arrays.
+        self.features_ = self._features(params, max_lifetime, rng)._fit_leaving_room(
+            X[train], n_val)
         self._targets = targets[train].copy()
         self._compute_stats()
         # At most MAX_SCORED held-out points score the candidates (all of

@@ -673,7 +673,7 @@ static void packed_store(const packed *p, mt_forest *f, size_t m)
 
 /* Fit (extend == 0) or extend every tree, then pack them into f. */
 static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
-                       int n_threads, int extend)
+                       int n_threads, int extend, size_t spare)
 {
     const size_t M = f->n_trees, n = f->n_points, d = f->n_features;
     const ptrdiff_t count = (ptrdiff_t)M;
@@ -760,8 +760,15 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     for (size_t m = 0; m < M; ++m) {
         total += trees[m].n_nodes;
     }
-    /* The only fallible step on f, before any change to its content. */
-    if ((status = mt_forest_reserve_nodes(f, total)) != MT_OK) {
+    /* The only fallible step on f, before any change to its content.  The
+     * spare room is a convenience (untouched, it is never committed):
+     * without room for it, the exact size. */
+    status = spare <= SIZE_MAX - total ? mt_forest_reserve_nodes(f, total + spare)
+                                       : MT_ERR_OVERFLOW;
+    if (status == MT_ERR_NOMEM || status == MT_ERR_OVERFLOW) {
+        status = mt_forest_reserve_nodes(f, total);
+    }
+    if (status != MT_OK) {
         goto cleanup;
     }
     f->node_offset[0] = 0;
@@ -978,12 +985,13 @@ int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t *const
     return MT_OK;
 }
 
-int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads)
+int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads,
+                  size_t spare_nodes)
 {
-    return grow_forest(f, lifetime, rngs, n_threads, 0);
+    return grow_forest(f, lifetime, rngs, n_threads, 0, spare_nodes);
 }
 
 int mt_forest_extend(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads)
 {
-    return grow_forest(f, lifetime, rngs, n_threads, 1);
+    return grow_forest(f, lifetime, rngs, n_threads, 1, 0);
 }

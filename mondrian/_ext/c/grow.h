@@ -37,9 +37,14 @@ int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t *const
 
 /*
  * Grow every tree from scratch on the forest's points (n_points >= 1) up to
- * `lifetime` (finite, >= 0); any previous trees are discarded.
+ * `lifetime` (finite, >= 0); any previous trees are discarded.  The node
+ * arrays get room for `spare_nodes` more nodes (for an insertion to come:
+ * it then grows the trees in place instead of moving every array to a
+ * larger block; zero pages, committed only when written), or, if that
+ * much cannot be allocated, for the trees alone.
  */
-int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads);
+int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads,
+                  size_t spare_nodes);
 
 /*
  * Continue every tree from the forest's lifetime up to `lifetime` (>= it).
