@@ -81,9 +81,8 @@ cdef extern from "c/features.h" nogil:
                            int32_t *indices32, mt_index *indices64, double *data,
                            int n_threads)
     int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t d,
-                               double lam, const mt_index *col_of_node, mt_index n_columns,
-                               double scale, const double *coef, size_t k, double *out,
-                               int n_threads)
+                               double lam, const mt_index *col_of_node, double scale,
+                               const double *coef, size_t k, double *out, int n_threads)
     int mt_forest_features_fitted(const mt_forest *f, double lam,
                                   const mt_index *col_of_node, const mt_index *col_offset,
                                   double scale, int32_t *indices32, mt_index *indices64,

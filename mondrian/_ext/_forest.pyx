@@ -742,8 +742,8 @@ cdef class Forest:
             try:
                 with nogil:
                     status = mt_forest_features_dot(
-                        &self.f, &Xv[0, 0], n, d, lifetime, &cn[0], n_columns, scale,
-                        &Cv[0, 0], k, &ov[0, 0], nt)
+                        &self.f, &Xv[0, 0], n, d, lifetime, &cn[0], scale, &Cv[0, 0], k,
+                        &ov[0, 0], nt)
             finally:
                 mt_threads_release()
                 self._end_read()

@@ -434,11 +434,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         if is_dask_collection(X):
             raise TypeError("X: dot takes in-memory arrays; for a dask array use "
                             "X.map_blocks(lambda b: features.dot(b, coef), ...) or transform")
-        if sp.issparse(coef) or is_dask_collection(coef):
-            raise TypeError("coef must be a dense in-memory array")
-        coef = np.asarray(coef)
-        if coef.dtype.kind not in "biuf":
-            raise TypeError(f"coef must be an array of real numbers, got dtype {coef.dtype}")
+        coef = _dense_real(coef, "coef")
         X = check_array_input(self, X, reset=False)
         rank = _column_rank(self.forest_, lam)
         n_cols = int(self.forest_.active_columns(lam)[1][-1])
@@ -484,13 +480,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         check_is_fitted(self, "forest_")
         lam = self._check_lifetime_arg(lifetime)
         forest = self.forest_
-        if sp.issparse(values) or is_dask_collection(values):
-            raise TypeError("values must be a dense in-memory array")
-        values = np.asarray(values)
-        if values.dtype.kind not in "biuf":
-            raise TypeError(f"values must be an array of real numbers, got dtype "
-                            f"{values.dtype}")
-        values = values.astype(np.float64, copy=False)
+        values = _dense_real(values, "values").astype(np.float64, copy=False)
         if values.shape != (forest.n_points,):
             raise ValueError(f"values must have shape ({forest.n_points},), got "
                              f"{values.shape}")
@@ -863,6 +853,17 @@ def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray,
     out = sp.csr_array((data, indices, indptr), shape=shape, copy=False)
     out.has_sorted_indices = sorted_rows
     return out
+
+
+def _dense_real(a, name: str) -> np.ndarray:
+    """``a`` as a dense in-memory numpy array of real numbers (bool, int or
+    float), else a ``TypeError`` naming it."""
+    if sp.issparse(a) or is_dask_collection(a):
+        raise TypeError(f"{name} must be a dense in-memory array")
+    a = np.asarray(a)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
+    return a
 
 
 def _column_rank(forest: Forest, lifetime: float) -> np.ndarray | None:

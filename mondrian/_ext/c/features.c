@@ -164,9 +164,8 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
 }
 
 int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t d,
-                           double lambda, const mt_index *col_of_node, mt_index n_columns,
-                           double scale, const double *coef, size_t k, double *out,
-                           int n_threads)
+                           double lambda, const mt_index *col_of_node, double scale,
+                           const double *coef, size_t k, double *out, int n_threads)
 {
     const size_t n_trees = f->n_trees;
     const ptrdiff_t count = (ptrdiff_t)n;
@@ -175,9 +174,8 @@ int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t
         return MT_ERR_ARG;
     }
     /* col_of_node comes from mt_forest_active_columns at lambda (as for the
-     * functions above), whose columns are below n_columns = col_offset[M]:
-     * not checked per node, which would cost O(nodes) per call. */
-    (void)n_columns;
+     * functions above): its columns are rows of coef, not checked per node,
+     * which would cost O(nodes) per call. */
     /* Blocks of rows, each on one thread, trees outer and rows inner (a
      * tree's nodes and boxes loaded once per block, the block's rows and
      * outputs staying in the L2 cache): every row sums its trees in tree

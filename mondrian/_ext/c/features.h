@@ -33,13 +33,12 @@ int mt_forest_features(const mt_forest *f, const double *X, size_t n, size_t d,
  * row-major), each row summed in tree order (the numbers of the CSR
  * product of mt_forest_features' matrix with coef, for any thread count).
  * Memory O(n k) instead of the matrix's O(n M).  col_of_node comes from
- * mt_forest_active_columns at the same lambda; coef has n_columns rows,
- * n_columns = col_offset[M] there.
+ * mt_forest_active_columns at the same lambda, and coef has a row for each
+ * of its columns (col_offset[M] rows): the caller checks it.
  */
 int mt_forest_features_dot(const mt_forest *f, const double *X, size_t n, size_t d,
-                           double lambda, const mt_index *col_of_node, mt_index n_columns,
-                           double scale, const double *coef, size_t k, double *out,
-                           int n_threads);
+                           double lambda, const mt_index *col_of_node, double scale,
+                           const double *coef, size_t k, double *out, int n_threads);
 
 /*
  * Entries of Phi for the forest's own points (row i = point i), read off the

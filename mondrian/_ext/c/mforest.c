@@ -75,12 +75,25 @@ static int check_lambda(const mt_forest *f, double lambda)
     return (lambda >= 0.0 && lambda <= f->lifetime && f->n_nodes > 0) ? MT_OK : MT_ERR_ARG;
 }
 
-static int check_gauss(const mt_forest *f, double lambda, double prior_mean, double prior_var,
+/* The prior and noise of the Gaussian mixtures: a finite mean, variance
+ * >= 0, time scale > 0 and noise variance >= 0. */
+static int check_prior(const mt_forest *f, double lambda, double prior_mean, double prior_var,
                        double time_scale, double noise_var)
 {
     if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
-        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var > 0.0) || !isfinite(noise_var) ||
-        !isfinite(prior_mean)) {
+        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var >= 0.0) ||
+        !isfinite(noise_var) || !isfinite(prior_mean)) {
+        return MT_ERR_ARG;
+    }
+    return MT_OK;
+}
+
+/* check_prior, with a noise variance > 0 (the posterior divides by it). */
+static int check_gauss(const mt_forest *f, double lambda, double prior_mean, double prior_var,
+                       double time_scale, double noise_var)
+{
+    if (check_prior(f, lambda, prior_mean, prior_var, time_scale, noise_var) != MT_OK ||
+        !(noise_var > 0.0)) {
         return MT_ERR_ARG;
     }
     return MT_OK;
@@ -454,6 +467,45 @@ static inline void path_range(const mt_forest *f, const struct path_args *p, siz
     *hi = p->offset[i * f->n_trees + m + 1];
 }
 
+/* A node of a conditional Mondrian path (gauss_node, mixture_node): x at
+ * gap e from node j's box, `last` if the stored path ends there; adds to
+ * acc, and returns 1 when the path ends at j. */
+typedef int (*path_node)(const mt_forest *f, const void *args, mt_index j, double e, int last,
+                         double *t_prev, double *surv, double *acc);
+
+/* x's path in tree m (x in the tree's coordinates), walked down the cuts,
+ * each node with x's gap to its box, through node(). */
+static inline void walk_path(const mt_forest *f, const void *args, path_node node, size_t m,
+                             const double *x, double *acc)
+{
+    const size_t d = f->n_features;
+    mt_index j = f->node_offset[m];
+    double t_prev = 0.0, surv = 1.0;
+    for (;;) {
+        const size_t off = (size_t)j * d;
+        const double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
+        if (node(f, args, j, e, 0, &t_prev, &surv, acc)) {
+            return;
+        }
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+    }
+}
+
+/* Row i's stored path in tree m through node(): the nodes and gaps
+ * walk_path would meet, in its order, hence the same results. */
+static inline void stored_path(const mt_forest *f, const void *args, path_node node,
+                               const struct path_args *p, size_t m, size_t i, double *acc)
+{
+    mt_index lo, hi;
+    double t_prev = 0.0, surv = 1.0;
+    path_range(f, p, m, i, &lo, &hi);
+    for (mt_index k = lo; k < hi; ++k) {
+        if (node(f, args, p->node[k], p->gap[k], k + 1 == hi, &t_prev, &surv, acc)) {
+            return;
+        }
+    }
+}
+
 /* What the Gaussian mixture reads at every node: the node means' moments
  * (posterior mean, variance, covariance with the parent), the prior and
  * noise, the lifetime. */
@@ -470,9 +522,10 @@ typedef struct {
  * split) and, if j is where the path ends at lambda (or `last`), the node's
  * own component, to acc[0], acc[1] (mean and second moment).  Returns 1
  * when the path ends here. */
-static inline int gauss_node(const mt_forest *f, const gauss_args *g, mt_index j, double e,
+static inline int gauss_node(const mt_forest *f, const void *args, mt_index j, double e,
                              int last, double *t_prev, double *surv, double *acc)
 {
+    const gauss_args *g = args;
     const double t_end = node_time(f, j, g->lambda), dt = t_end - *t_prev;
     const double *mean = g->mean, *var = g->var;
     if (e > 0.0 && dt > 0.0) {
@@ -498,23 +551,19 @@ static inline int gauss_node(const mt_forest *f, const gauss_args *g, mt_index j
     return 0;
 }
 
-/* Tree m's Gaussian mixture at point i, walking the tree, added to o[0],
- * o[1] (an mt_walk_visit of gauss_args; scratch: d doubles). */
-static void gauss_tree(const mt_forest *f, const void *args, size_t m, size_t i,
-                       double *scratch, double *o)
+/* Tree m's Gaussian mixture at point i, added to o[0], o[1] (an
+ * mt_walk_visit of gauss_args): along its stored path if the args have
+ * paths, else walking the tree (scratch: d doubles, for a rotated forest's
+ * coordinates). */
+static void gauss_visit(const mt_forest *f, const void *args, size_t m, size_t i,
+                        double *scratch, double *o)
 {
     const gauss_args *g = args;
-    const size_t d = f->n_features;
-    const double *x = mt_walk_point(f, g->X, m, i, scratch);
-    mt_index j = f->node_offset[m];
-    double t_prev = 0.0, surv = 1.0, acc[2] = {0.0, 0.0};
-    for (;;) {
-        const size_t off = (size_t)j * d;
-        const double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
-        if (gauss_node(f, g, j, e, 0, &t_prev, &surv, acc)) {
-            break;
-        }
-        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+    double acc[2] = {0.0, 0.0};
+    if (g->paths != NULL) {
+        stored_path(f, g, gauss_node, g->paths, m, i, acc);
+    } else {
+        walk_path(f, g, gauss_node, m, mt_walk_point(f, g->X, m, i, scratch), acc);
     }
     o[0] += acc[0];
     o[1] += acc[1];
@@ -525,14 +574,12 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
                             double prior_mean, double prior_var, double time_scale,
                             double noise_var, int n_threads, double *out)
 {
-    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
-        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var >= 0.0) ||
-        !isfinite(noise_var) || !isfinite(prior_mean)) {
+    if (check_prior(f, lambda, prior_mean, prior_var, time_scale, noise_var) != MT_OK) {
         return MT_ERR_ARG;
     }
     const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda,
                           X, NULL};
-    return mt_walk_blocks(f, n, 2, f->n_features, gauss_tree, &g, n_threads, out);
+    return mt_walk_blocks(f, n, 2, f->n_features, gauss_visit, &g, n_threads, out);
 }
 
 /* The component vectors (K each) of mt_forest_mixture: a node's own
@@ -550,9 +597,10 @@ typedef struct {
 /* Node j of a conditional Mondrian path, x at gap e from its box: adds the
  * separation component of the edge into j and, if the path ends at j (or
  * `last`), j's own, to acc[0..K).  Returns 1 when the path ends here. */
-static inline int mixture_node(const mt_forest *f, const mixture_args *a, mt_index j, double e,
+static inline int mixture_node(const mt_forest *f, const void *args, mt_index j, double e,
                                int last, double *t_prev, double *surv, double *acc)
 {
+    const mixture_args *a = args;
     const size_t K = a->K;
     const double t_end = node_time(f, j, a->lambda), dt = t_end - *t_prev;
     if (e > 0.0 && dt > 0.0) {
@@ -575,27 +623,22 @@ static inline int mixture_node(const mt_forest *f, const mixture_args *a, mt_ind
     return 0;
 }
 
-/* Tree m's mixture at point i, walking the tree, added to o[0..K)
- * (an mt_walk_visit of mixture_args; scratch: d + K doubles). */
-static void mixture_tree(const mt_forest *f, const void *args, size_t m, size_t i,
-                         double *scratch, double *o)
+/* Tree m's mixture at point i, added to o[0..K) (an mt_walk_visit of
+ * mixture_args): along its stored path if the args have paths (scratch: K
+ * doubles), else walking the tree (scratch: d + K doubles, the first d for
+ * a rotated forest's coordinates). */
+static void mixture_visit(const mt_forest *f, const void *args, size_t m, size_t i,
+                          double *scratch, double *o)
 {
     const mixture_args *a = args;
-    const size_t d = f->n_features;
-    const double *x = mt_walk_point(f, a->X, m, i, scratch);
-    double *acc = scratch + d;
-    mt_index j = f->node_offset[m];
-    double t_prev = 0.0, surv = 1.0;
+    double *acc = a->paths != NULL ? scratch : scratch + f->n_features;
     for (size_t k = 0; k < a->K; ++k) {
         acc[k] = 0.0;
     }
-    for (;;) {
-        const size_t off = (size_t)j * d;
-        const double e = mt_box_gap(x, f->lower + off, f->upper + off, d);
-        if (mixture_node(f, a, j, e, 0, &t_prev, &surv, acc)) {
-            break;
-        }
-        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+    if (a->paths != NULL) {
+        stored_path(f, a, mixture_node, a->paths, m, i, acc);
+    } else {
+        walk_path(f, a, mixture_node, m, mt_walk_point(f, a->X, m, i, scratch), acc);
     }
     for (size_t k = 0; k < a->K; ++k) {
         o[k] += acc[k];
@@ -610,7 +653,7 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
         return MT_ERR_ARG;
     }
     const mixture_args a = {leaf, branch, branch0, K, lambda, X, NULL};
-    return mt_walk_blocks(f, n, K, f->n_features + K, mixture_tree, &a, n_threads, out);
+    return mt_walk_blocks(f, n, K, f->n_features + K, mixture_visit, &a, n_threads, out);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -695,56 +738,10 @@ int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_thr
     return walk_paths(f, X, n, n_threads, NULL, offset, node, gap);
 }
 
-/*
- * The loops of mt_forest_gauss_mixture and mt_forest_mixture, reading the
- * nodes and gaps of the stored paths instead of walking the trees: the
- * same operations in the same order, hence the same results.  A path ends
- * at a leaf of the full tree, whose split time exceeds the lifetime, so the
- * walk at lambda <= lifetime stops on it at the latest.
- */
-/* gauss_tree along row i's stored path (an mt_walk_visit of gauss_args
- * with paths). */
-static void gauss_path(const mt_forest *f, const void *args, size_t m, size_t i,
-                       double *scratch, double *o)
-{
-    const gauss_args *g = args;
-    const struct path_args *p = g->paths;
-    mt_index lo, hi;
-    double t_prev = 0.0, surv = 1.0, acc[2] = {0.0, 0.0};
-    (void)scratch;
-    path_range(f, p, m, i, &lo, &hi);
-    for (mt_index k = lo; k < hi; ++k) {
-        if (gauss_node(f, g, p->node[k], p->gap[k], k + 1 == hi, &t_prev, &surv, acc)) {
-            break;
-        }
-    }
-    o[0] += acc[0];
-    o[1] += acc[1];
-}
-
-/* mixture_tree along row i's stored path (an mt_walk_visit of
- * mixture_args with paths; scratch: K doubles). */
-static void mixture_path(const mt_forest *f, const void *args, size_t m, size_t i,
-                         double *acc, double *o)
-{
-    const mixture_args *a = args;
-    const struct path_args *p = a->paths;
-    mt_index lo, hi;
-    double t_prev = 0.0, surv = 1.0;
-    path_range(f, p, m, i, &lo, &hi);
-    for (size_t k = 0; k < a->K; ++k) {
-        acc[k] = 0.0;
-    }
-    for (mt_index q = lo; q < hi; ++q) {
-        if (mixture_node(f, a, p->node[q], p->gap[q], q + 1 == hi, &t_prev, &surv, acc)) {
-            break;
-        }
-    }
-    for (size_t k = 0; k < a->K; ++k) {
-        o[k] += acc[k];
-    }
-}
-
+/* mt_forest_gauss_mixture and mt_forest_mixture at the points of stored
+ * paths (gauss_visit, mixture_visit with paths).  A path ends at a leaf of
+ * the full tree, whose split time exceeds the lifetime, so the walk at
+ * lambda <= lifetime stops on it at the latest. */
 int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
                                   const mt_index *node, const double *gap, size_t n,
                                   double lambda, const double *mean, const double *var,
@@ -752,15 +749,13 @@ int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
                                   double time_scale, double noise_var, int n_threads,
                                   double *out)
 {
-    if (check_lambda(f, lambda) != MT_OK || !(prior_var >= 0.0) || !isfinite(prior_var) ||
-        !(time_scale > 0.0) || !isfinite(time_scale) || !(noise_var >= 0.0) ||
-        !isfinite(noise_var) || !isfinite(prior_mean)) {
+    if (check_prior(f, lambda, prior_mean, prior_var, time_scale, noise_var) != MT_OK) {
         return MT_ERR_ARG;
     }
     const struct path_args paths = {offset, node, gap};
     const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda,
                           NULL, &paths};
-    return mt_walk_blocks(f, n, 2, 0, gauss_path, &g, n_threads, out);
+    return mt_walk_blocks(f, n, 2, 0, gauss_visit, &g, n_threads, out);
 }
 
 int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt_index *node,
@@ -773,5 +768,5 @@ int mt_forest_mixture_paths(const mt_forest *f, const mt_index *offset, const mt
     }
     const struct path_args paths = {offset, node, gap};
     const mixture_args a = {leaf, branch, branch0, K, lambda, NULL, &paths};
-    return mt_walk_blocks(f, n, K, K, mixture_path, &a, n_threads, out);
+    return mt_walk_blocks(f, n, K, K, mixture_visit, &a, n_threads, out);
 }
