@@ -240,7 +240,7 @@ def test_lifetime_zero_gives_the_global_mean():
 def test_points_outside_the_hull():
     X, y = _data(200)
     model = MondrianForestRegressor(n_trees=20, random_state=0, noise_variance=0.03,
-                                    prior_scale=1.0).fit(X, y)
+                                    prior_scale=1.0, aggregation=False).fit(X, y)
     far = X[:20] + 50.0
     mean_in, std_in = model.predict(X, return_std=True)
     mean_out, std_out = model.predict(far, return_std=True)

@@ -28,8 +28,8 @@ cdef extern from "c/amf.h" nogil:
     int mt_amf_weights(const mt_forest *f, double lam, const double *state, size_t width,
                        double step, int n_threads, double *log_wbar, double *coef)
     int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lam,
-                       const double *coef, size_t K, const double *comp, int n_threads,
-                       double *out)
+                       const double *coef, size_t K, const double *comp, int separate,
+                       int n_threads, double *out)
 
 cnp.import_array()
 
@@ -172,10 +172,12 @@ def weights(Forest forest, double lam, state, double step, n_threads=1):
     return log_wbar, coef
 
 
-def predict(Forest forest, X, double lam, coef, comp, n_threads=1):
+def predict(Forest forest, X, double lam, coef, comp, n_threads=1, bint separate=False):
     """The aggregated prediction of the node components ``comp`` (n_nodes x K)
     at the rows of X, averaged over the trees (n x K), with ``coef`` of
-    :func:`weights` at ``lam``."""
+    :func:`weights` at ``lam``; ``separate``: a point outside a root's box
+    separates from it with the conditional Mondrian's probability and then
+    predicts the root's component (``c/amf.h``)."""
     cdef int nt = check_threads(n_threads)
     cdef const double[:, ::1] xv = _points(forest, X)
     cdef const double[:, ::1] wv = np.ascontiguousarray(coef, dtype=np.float64)
@@ -189,11 +191,12 @@ def predict(Forest forest, X, double lam, coef, comp, n_threads=1):
         return out
     cdef double[:, ::1] ov = out
     cdef int status
+    cdef int sep = 1 if separate else 0
     forest._begin_read()
     try:
         with nogil:
             status = mt_amf_predict(&forest.f, &xv[0, 0], n, lam, &wv[0, 0], K, &cv[0, 0],
-                                    nt, &ov[0, 0])
+                                    sep, nt, &ov[0, 0])
         mt_threads_release()
     finally:
         forest._end_read()

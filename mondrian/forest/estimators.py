@@ -81,6 +81,10 @@ AUTO_LIFETIME_FACTOR = 2.0**7
 AUTO_GRID_STEPS = 12
 #: Held-out points that score each candidate, at most.
 MAX_SCORED = 1000
+#: ``std_scale_`` of an aggregated forest chosen by ``aggregation='auto'``
+#: makes ±COVERAGE_Z std cover this fraction of the held-out points.
+COVERAGE_LEVEL = 0.95
+COVERAGE_Z = 1.959963984540054  # the standard normal's 0.975 quantile
 #: Below this many training points nothing is held out: λ = Λ and the
 #: smoothing defaults of the estimator are used.
 MIN_POINTS_FOR_SELECTION = 20
@@ -139,6 +143,17 @@ def _select_past_edge(grid, score, *, relative: bool, floor: float = 0.0,
 #: points' walks (``_mforest.Paths``): 2^23, 128 MiB; above, every
 #: candidate walks the trees again.
 MAX_PATH_ENTRIES = 2**23
+
+
+def _grid_lifetime(max_lifetime: float, loss) -> float:
+    """The lifetime of ``lifetime='auto'`` minimising ``loss(λ)`` over
+    Λ·2^-k, k = 0..AUTO_GRID_STEPS: every other k, then the two neighbours
+    of the best."""
+    coarse = [max_lifetime * 2.0**-k for k in range(0, AUTO_GRID_STEPS + 1, 2)]
+    lam = min(coarse, key=loss)
+    fine = [v for v in (lam * 2.0, lam / 2.0)
+            if max_lifetime * 2.0**-AUTO_GRID_STEPS <= v <= max_lifetime]
+    return min([lam] + fine, key=loss)
 
 
 def _held_out_paths(forest, X: np.ndarray, n_threads: int):
@@ -282,7 +297,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
                     validation_fraction=check_fraction(self.validation_fraction,
                                                        "validation_fraction"),
                     max_nodes=_check_max_nodes(self.max_nodes),
-                    aggregation=check_bool(self.aggregation, "aggregation"))
+                    aggregation=check_auto_or(self.aggregation, "aggregation", check_bool,
+                                              "a bool"))
 
     def _is_fitted_key(self, lam: float, hyper) -> bool:
         """(lam, hyper) are the fitted ``lifetime_`` and resolved hyperparameters
@@ -309,8 +325,13 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self._resolved = None
         self.__dict__["_pending"] = ()  # points kept aside by an earlier fit's partial_fit
         self.__dict__["_pending_bounds"] = None
-        if params["aggregation"]:
+        if params["aggregation"] is True:
             return self._fit_aggregated(X, targets, params, rng)
+        self.aggregation_ = False
+        self.std_scale_ = 1.0
+        self.aggregation_scores_ = None
+        for name in ("_amf_state_", "_step_"):  # an earlier aggregated fit's
+            self.__dict__.pop(name, None)
         n = X.shape[0]
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
@@ -356,12 +377,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
 
         lam = max_lifetime
         if auto_lifetime and max_lifetime > 0:
-            # Λ·2^-k: every other k, then the two neighbours of the best.
-            coarse = [max_lifetime * 2.0**-k for k in range(0, AUTO_GRID_STEPS + 1, 2)]
-            lam = min(coarse, key=lambda v: score(v, default)[0])
-            fine = [lam * 2.0, lam / 2.0]
-            fine = [v for v in fine if max_lifetime * 2.0**-AUTO_GRID_STEPS <= v <= max_lifetime]
-            lam = min([lam] + fine, key=lambda v: score(v, default)[0])
+            lam = _grid_lifetime(max_lifetime, lambda v: score(v, default)[0])
         self.lifetime_ = float(lam)
         # Held-out points at hand: they select the hyperparameters too (they
         # exercise the separation components of test points, which the
@@ -370,6 +386,10 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
             if select_hyper else default
         self.validation_scores_ = scores
         del paths  # unpins the trees
+        if params["aggregation"] == "auto" and auto_lifetime and max_lifetime > 0 and \
+                self._aggregation_wins(X, targets, split, n_val, Xs, ts, max_lifetime,
+                                       score(self.lifetime_, hyper)[0]):
+            return
         # The held-out points join the trees (conditional Mondrian insertion).
         self.features_.partial_fit(X[val])
         self._targets = np.concatenate([self._targets, targets[val]])
@@ -402,7 +422,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
             self.features_.forest_ = self.features_.forest_.copy()
             self._share_token = None
         self.features_.max_nodes = _check_max_nodes(self.max_nodes)
-        if self.aggregation:
+        if self.aggregation_:
             self.amf_state_ = amf.insert(self.features_, X, targets, self.amf_state_,
                                          **self._amf_args())
             self._amf_resolve()
@@ -422,8 +442,62 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self.features_ = self._features(params, lifetime, rng).fit(X)
         self.lifetime_ = float(lifetime)
         self.hyper_ = self._resolved = self.validation_scores_ = None
+        self.aggregation_, self.std_scale_, self.aggregation_scores_ = True, 1.0, None
+        self._drop_stats()  # an earlier smoothed fit's
         self._targets = targets.copy()  # the first batch's (relabelled by partial_fit)
         self._amf_restart(X, targets)
+
+    def _aggregation_wins(self, X, targets, split, n_val, Xs, ts, max_lifetime,
+                          rival: float) -> bool:
+        """``aggregation='auto'``: the aggregated forest (AMF) on the trees
+        grown on the training part, against the selected smoothed (or
+        unsmoothed) forest, whose held-out loss is ``rival``.
+
+        The node weights are computed from the training points in a random
+        order (``split``'s: the result does not depend on the order of the
+        rows), the lifetime is selected on the same held-out points ``Xs``
+        by the same grid, and the loss is the one that selected the
+        lifetime (squared error; log-loss for classes).  If AMF's is
+        smaller, the estimator becomes the aggregated forest: the held-out
+        points join the trees in their random order, the weights carried
+        over (:func:`~mondrian.forest.aggregation.insert`), and True is
+        returned; else nothing changes.  ``aggregation_scores_`` keeps the
+        held-out scores of every lifetime tried."""
+        args = self._amf_args()
+        train_order, val_order = split[n_val:], split[:n_val]
+        state = amf.update(self.forest_, X[train_order], targets[train_order],
+                           amf.new_state(self.forest_, args["n_classes"]), **args)
+        step = self._amf_step(state)
+        comp = np.ascontiguousarray(self._amf_components(state))
+        scores, preds = {}, {}
+
+        def score(lam):
+            lam = float(lam)
+            if lam not in scores:
+                preds[lam] = amf.predict(self.forest_, Xs, lam, state, step, comp,
+                                         args["n_threads"], separate=True)
+                scores[lam] = self._amf_scores(preds[lam], ts)
+            return scores[lam][0]
+
+        lam = _grid_lifetime(max_lifetime, score)
+        self.aggregation_scores_ = scores
+        if not score(lam) < rival:
+            return False
+        self.aggregation_ = True
+        self.lifetime_ = float(lam)
+        self.hyper_ = self._resolved = None
+        self.std_scale_ = self._std_scale(preds[lam], ts)
+        self._drop_stats()
+        self.amf_state_ = amf.insert(self.features_, X[val_order], targets[val_order], state,
+                                     **args)
+        self._targets = np.concatenate([self._targets, targets[val_order]])
+        self._amf_resolve()
+        self._amf_cache = {}
+        return True
+
+    def _std_scale(self, pred: np.ndarray, targets: np.ndarray) -> float:
+        """Factor of the aggregated forest's predictive std (regression)."""
+        return 1.0
 
     def _amf_restart(self, X, targets) -> None:
         """The AMF state of the fitted trees from scratch, points in order."""
@@ -444,7 +518,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
             cache["components"] = np.ascontiguousarray(components(state))
             cache["components_key"] = key
         return amf.predict(self.forest_, X, lam, state, self.step_, cache["components"],
-                           resolve_n_jobs(self.n_jobs), cache)
+                           resolve_n_jobs(self.n_jobs), cache, separate=True)
 
     @property
     def forest_(self):
@@ -587,13 +661,21 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     carries every node's weight over (a new node inherits the history of
     the node it was inserted above), so fit on a stream in any batches
     gives the weights of the final trees as if they had existed all along.
-    A point outside the trees' boxes follows the cuts to a leaf (AMF's
-    convention; no conditional-Mondrian separation).
-    ``predict(X, return_std=True)`` gives the standard deviation of the
-    same average of the nodes' empirical target distributions (their
-    means and second moments); it is not calibrated (one-point leaves add
-    no spread, shallow nodes the function's variation: 89 % to 99 % of
-    test targets within ±1.96 std on the sets of ``doc/forests.rst``).
+    A new point follows the cuts to a leaf (AMF's convention), but one
+    outside a tree's root box (the training points' bounding box) first
+    separates from it with the conditional Mondrian's probability
+    1 - exp(-Δ e) (e its ℓ₁ gap to the box, Δ = min(τ_root, λ)) into a leaf
+    of its own, which holds no target and predicts the root's component:
+    far from the data the prediction is the targets' mean and spread
+    (``c/amf.h``; separating at every node of the path, the new leaf
+    predicting as its parent, cost 2-9 % of test RMSE on CPU, concrete and
+    energy).  ``predict(X, return_std=True)`` gives the standard deviation
+    of the same average of the nodes' empirical target distributions
+    (their means and second moments); it is not calibrated by itself
+    (one-point leaves add no spread, shallow nodes the function's
+    variation: 89 % to 99 % of test targets within ±1.96 std on the sets
+    of ``doc/forests.rst``); with ``aggregation='auto'`` it is scaled on
+    the held-out points (``std_scale_``).
 
     Predictive variance (law of total variance over the trees' mixture
     components c with weights w_{mc}):
@@ -628,11 +710,25 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         variance spent by λ (φ(λ) = σ_H²(1 - e^{-λ/θ})), so shrinkage
         towards ȳ; small κ: the variance is spent early in the trees'
         time, and deep nodes are shrunk towards their ancestors.
-    aggregation : bool, default=False
-        Online aggregation over the pruned subtrees of every tree (AMF,
-        Mourtada, Gaïffas & Scornet, JRSS-B 2021; see "Aggregation" below
-        and :mod:`mondrian.forest.aggregation`).  The smoothing parameters
-        and ``validation_fraction`` are then not used.
+    aggregation : 'auto' or bool, default='auto'
+        True: online aggregation over the pruned subtrees of every tree
+        (AMF, Mourtada, Gaïffas & Scornet, JRSS-B 2021; see "Aggregation"
+        below and :mod:`mondrian.forest.aggregation`), the points taken in
+        their given order; the smoothing parameters and
+        ``validation_fraction`` are then not used.  False: the smoothed
+        (or, ``smoothing=False``, unsmoothed) forest.  'auto': with
+        ``lifetime='auto'`` (and 20 points or more), both on the same trees
+        and held-out points: the smoothed forest's selection as with False,
+        then AMF's weights from the training points in a random order (not
+        the rows' order), its lifetime selected by the same grid, and AMF is
+        kept if its held-out squared error is smaller (``aggregation_``,
+        ``aggregation_scores_``); its predictive std is then scaled so that
+        ±1.96 std covers 95 % of the held-out points (``std_scale_``; AMF's
+        own spread is not calibrated).  Otherwise as False.  Default
+        ``MondrianForestRegressor()``, test RMSE (sd units; 'auto' against
+        False): CPU 0.255 / 0.304, concrete 0.384 / 0.439, energy 0.127 /
+        0.146, CCPP 0.205 / 0.208, a smooth synthetic set 0.138 / 0.139
+        (``asv_bench/mondrian_forest_check.py``, seed 0).
     step : 'auto' or float, default='auto'
         η of the aggregation's exponential weights exp(-η Σ (ŷ - y)²)
         (``aggregation=True`` only).  'auto': η = 1/(2ŝ²), ŝ² the noise
@@ -694,7 +790,19 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         loss L (log w = -η L), count, sum and sum of squares of the centred
         targets.
     step_ : float
-        With ``aggregation=True``: the η used.
+        With aggregation: the η used.
+    aggregation_ : bool
+        Whether the fitted forest aggregates (AMF): ``aggregation`` itself,
+        or what 'auto' chose.
+    aggregation_scores_ : dict or None
+        With 'auto' and held-out points: (squared error, negative log
+        predictive density) of AMF on them at every lifetime tried; else
+        None.
+    std_scale_ : float
+        Factor of the predictive std: with 'auto' choosing AMF, q/1.96, q
+        the 0.95 quantile of |y - ŷ|/std over the held-out points (1 if a
+        zero std meets a non-zero residual at more than 5 % of them); else
+        1.
     n_features_in_ : int
         Number of input features.
 
@@ -719,7 +827,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, noise_variance="auto", prior_scale="auto",
                  validation_fraction: float = 0.2, max_nodes: int | None = None,
-                 aggregation: bool = False, step="auto"):
+                 aggregation="auto", step="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
@@ -853,7 +961,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         model = cls(n_trees=forest.n_trees, lifetime=lam, random_state=random_state,
                     n_jobs=n_jobs, rotation=features.rotation, smoothing=smoothing,
                     noise_variance=noise_variance, prior_scale=prior_scale,
-                    max_nodes=features.max_nodes)
+                    max_nodes=features.max_nodes, aggregation=False)
+        model.aggregation_, model.std_scale_, model.aggregation_scores_ = False, 1.0, None
         params = model._check_common()
         _check_auto_or_positive(noise_variance, "noise_variance")
         _check_auto_or_positive(prior_scale, "prior_scale")
@@ -1008,19 +1117,54 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         return (noise, kappa)
 
     def _amf_resolve(self) -> None:
+        self.step_ = self._amf_step(self.amf_state_)
+
+    def _amf_step(self, state: np.ndarray) -> float:
         step = amf.check_step(self.step, "step", allow_auto=True)
         if step == "auto":
-            step = amf.auto_step(self.forest_, self.amf_state_, self.y_var_)
-        self.step_ = step
+            step = amf.auto_step(self.forest_, state, self.y_var_)
+        return step
 
     def _amf_args(self) -> dict:
         return dict(n_classes=None, dirichlet=None, n_threads=resolve_n_jobs(self.n_jobs))
+
+    def _amf_components(self, state: np.ndarray) -> np.ndarray:
+        return amf.regression_components(state)
+
+    def _amf_scores(self, pred: np.ndarray, y_centred: np.ndarray) -> tuple[float, float]:
+        """(squared error, Gaussian NLPD) of aggregated predictions (mean,
+        second moment) of held-out centred targets, as ``_score_held_out``."""
+        mean = pred[:, 0]
+        var = np.maximum(pred[:, 1] - mean**2, 1e-300)
+        resid = y_centred - mean
+        return (float(np.mean(resid**2)),
+                float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var)))
+
+    def _std_scale(self, pred: np.ndarray, y_centred: np.ndarray) -> float:
+        """``std_scale_`` of an aggregated forest selected on held-out points:
+        q/1.96, q the 0.95 quantile of |y - ŷ|/std over them, so that
+        ±1.96 std covers 95 % of them (split-conformal scaling of the
+        normalised residual; the std of AMF's node mixture is not
+        calibrated by itself).  1 where it cannot be measured (a zero std
+        with a non-zero residual on more than 5 % of the points, or no
+        spread at all)."""
+        mean = pred[:, 0]
+        std = np.sqrt(np.maximum(pred[:, 1] - mean**2, 0.0))
+        resid = np.abs(y_centred - mean)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(std > 0.0, resid / std, np.where(resid > 0.0, np.inf, 0.0))
+        q = float(np.quantile(ratio, COVERAGE_LEVEL))
+        return q / COVERAGE_Z if np.isfinite(q) and q > 0.0 else 1.0
+
+    def _drop_stats(self) -> None:
+        for name in ("node_count_", "node_sum_", "node_sumsq_"):
+            self.__dict__.pop("_" + name, None)
 
     def _moments(self, X: np.ndarray, lam: float, hyper,
                  paths=None) -> tuple[np.ndarray, np.ndarray]:
         """Predictive mean and variance at X (or at the points of ``paths``,
         ``_mforest.Paths`` of X: the same numbers without walking)."""
-        if self.aggregation:
+        if self.aggregation_:
             out = self._amf_predict(X, lam, amf.regression_components, "regression")
         elif self.smoothing:
             noise, theta = hyper
@@ -1070,7 +1214,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         X = check_array_input(self, X, reset=False)
         mean, var = self._moments(X, lam, self._resolved)
         if return_std:
-            return mean, np.sqrt(var)
+            return mean, np.sqrt(var) * self.std_scale_
         return mean
 
 
@@ -1128,10 +1272,14 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         either end (×3 a step) while the log-loss improves by more than
         :data:`EDGE_TOL` nats, :data:`EDGE_STEPS` steps at most; 10 when
         nothing is held out.
-    aggregation : bool, default=False
+    aggregation : bool or 'auto', default=False
         Online aggregation over the pruned subtrees of every tree (AMF;
         see "Aggregation" below).  ``smoothing``, ``discount`` and
-        ``validation_fraction`` are then not used.
+        ``validation_fraction`` are then not used.  'auto': as the
+        regressor's, AMF against the smoothed forest on the held-out
+        points, by log-loss (on 8000 rows of cod_rna the smoothed forest's
+        was 0.305 against AMF's 0.324, which is why the default stays
+        False here).
     step : float, default=1.0
         η of the exponential weights exp(-η Σ -log p(y)) (AMF's default 1:
         the aggregate is then the Bayesian mixture of the subtrees'
@@ -1166,7 +1314,13 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         With ``aggregation=True``: per node, minus the cumulative log loss
         L (log w = -η L), count, and class counts.
     step_ : float
-        With ``aggregation=True``: the η used.
+        With aggregation: the η used.
+    aggregation_ : bool
+        Whether the fitted forest aggregates (AMF): ``aggregation`` itself,
+        or what 'auto' chose.
+    aggregation_scores_ : dict or None
+        With 'auto' and held-out points: AMF's held-out log-loss (twice) at
+        every lifetime tried; else None.
     n_features_in_ : int
         Number of input features.
 
@@ -1281,7 +1435,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                 codes = np.searchsorted(all_classes, self.classes_[self._targets])
                 self.classes_ = all_classes
                 self._targets = codes.astype(np.int64)
-                if self.aggregation:  # the Dirichlet node predictions depend on K
+                if self.aggregation_:  # the Dirichlet node predictions depend on K
                     self._amf_restart(self.forest_.X, self._targets)
                 else:
                     self._compute_stats()
@@ -1307,11 +1461,28 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         self._posterior_cache = [None]
 
     def _amf_resolve(self) -> None:
-        self.step_ = amf.check_step(self.step, "step")
+        self.step_ = self._amf_step(self.amf_state_)
+
+    def _amf_step(self, state: np.ndarray) -> float:
+        return amf.check_step(self.step, "step")
 
     def _amf_args(self) -> dict:
         return dict(n_classes=self.classes_.size,
                     dirichlet=float(self.dirichlet), n_threads=resolve_n_jobs(self.n_jobs))
+
+    def _amf_components(self, state: np.ndarray) -> np.ndarray:
+        return amf.class_components(state, float(self.dirichlet))
+
+    def _amf_scores(self, proba: np.ndarray, codes: np.ndarray) -> tuple[float, float]:
+        """Held-out log-loss of aggregated class probabilities (twice, as
+        ``_score_held_out``)."""
+        proba = proba / proba.sum(axis=1, keepdims=True)
+        p = proba[np.arange(codes.size), codes]
+        loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
+        return (loss, loss)
+
+    def _drop_stats(self) -> None:
+        self.__dict__.pop("_node_counts_", None)
 
     def _components(self, lam: float, rate: float):
         K = self.classes_.size
@@ -1360,7 +1531,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         check_is_fitted(self, "features_")
         lam = self._prediction_lifetime(lifetime)
         X = check_array_input(self, X, reset=False)
-        if self.aggregation:
+        if self.aggregation_:
             dirichlet = float(self.dirichlet)
             proba = self._amf_predict(
                 X, lam, lambda state: amf.class_components(state, dirichlet),

@@ -1,5 +1,6 @@
 /* amf.c -- aggregation over the pruned subtrees of the trees (see amf.h). */
 #include "amf.h"
+#include "lookup.h"
 #include "walk.h"
 
 #include <math.h>
@@ -319,18 +320,22 @@ typedef struct {
     const double *X, *coef, *comp;
     size_t K;
     double lambda;
+    int separate;
 } amf_args;
 
 /* Tree m's aggregated prediction at point i, added to o[0..K) (an
- * mt_walk_visit of amf_args; scratch: d + K doubles). */
+ * mt_walk_visit of amf_args; scratch: d + K doubles).  With `separate`, a
+ * point outside the root's box separates from it with probability
+ * 1 - exp(-Delta e) and then predicts the root's component (amf.h). */
 static void amf_tree(const mt_forest *f, const void *args, size_t m, size_t i,
                      double *scratch, double *o)
 {
     const amf_args *a = args;
-    const size_t K = a->K;
+    const size_t K = a->K, d = f->n_features;
     const double *x = mt_walk_point(f, a->X, m, i, scratch);
-    double *acc = scratch + f->n_features;
-    mt_index j = f->node_offset[m];
+    double *acc = scratch + d;
+    const mt_index root = f->node_offset[m];
+    mt_index j = root;
     double mult = 1.0; /* prod (1 - a) above j */
     for (size_t k = 0; k < K; ++k) {
         acc[k] = 0.0;
@@ -350,18 +355,30 @@ static void amf_tree(const mt_forest *f, const void *args, size_t m, size_t i,
         mult *= go;
         j = cut_child(f, j, x);
     }
+    double gap;
+    if (a->separate &&
+        (gap = mt_box_gap(x, f->lower + (size_t)root * d, f->upper + (size_t)root * d, d)) >
+            0.0) {
+        const double span = f->tau[root] < a->lambda ? f->tau[root] : a->lambda;
+        const double p = -expm1(-span * gap); /* P(x separates from the root) */
+        const double *c = a->comp + (size_t)root * K;
+        for (size_t k = 0; k < K; ++k) {
+            o[k] += acc[k] + p * (c[k] - acc[k]);
+        }
+        return;
+    }
     for (size_t k = 0; k < K; ++k) {
         o[k] += acc[k];
     }
 }
 
 int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
-                   const double *coef, size_t K, const double *comp, int n_threads,
-                   double *out)
+                   const double *coef, size_t K, const double *comp, int separate,
+                   int n_threads, double *out)
 {
     if (check_lambda(f, lambda) != MT_OK || K == 0) {
         return MT_ERR_ARG;
     }
-    const amf_args a = {X, coef, comp, K, lambda};
+    const amf_args a = {X, coef, comp, K, lambda, separate != 0};
     return mt_walk_blocks(f, n, K, f->n_features + K, amf_tree, &a, n_threads, out);
 }

@@ -98,9 +98,27 @@
  * lambda (lookup.h: the nodes whose parent split at or before lambda) has
  * the active nodes as leaves, so mt_amf_weights recomputes wbar on it
  * (leaves: wbar = w), O(nodes); the node weights themselves do not depend
- * on lambda (a node's history is its cell's points).  mt_amf_predict
- * follows x's cuts to its active node (AMF's convention for a point outside
- * the trees' boxes too: no conditional-Mondrian separation).
+ * on lambda (a node's history is its cell's points).
+ *
+ * A new point x.  mt_amf_predict follows x's cuts to its active node (the
+ * AMF authors' convention).  With `separate`, a point outside the root's
+ * box (the training points' bounding box) first separates from it as in
+ * the conditional Mondrian (mforest.h), with probability
+ *
+ *     P = 1 - exp(-Delta e),  e = x's l1 gap to the root's box,
+ *                             Delta = min(tau_root, lambda),
+ *
+ * into a new leaf beside the whole tree, which holds no target and
+ * predicts the prior: the root's component (the targets' mean and spread;
+ * the class frequencies); so the prediction is (1 - P) yhat + P c(root),
+ * and far from the data it is the prior's, whatever the nearest leaf
+ * holds.  Inside the root's box P = 0.  (Separation at every node of the
+ * path, the new leaf predicting as its parent -- x's aggregate over the
+ * extended tree, O(depth) per point by a telescoping of the normalisers --
+ * was measured with 100 trees: test RMSE 2.5 % worse on CPU, 9 % on
+ * concrete, 2 % on energy, 1.7 % better on a smooth synthetic set: the
+ * cuts below a node x has left still carry information, which the
+ * held-out points confirm.)
  *
  * Trees run in parallel, each writing only its own nodes; a point's
  * prediction sums the trees in order; so every result is the same for any
@@ -161,10 +179,11 @@ int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_
  * The aggregated prediction at the n points X (raw coordinates), averaged
  * over the trees: out (n x K) from the node components comp (n_nodes x K;
  * read on the pruned tree only) and coef of mt_amf_weights at the same
- * lambda.
+ * lambda; with `separate` != 0, points outside a root's box separate from
+ * it (see above).
  */
 int mt_amf_predict(const mt_forest *f, const double *X, size_t n, double lambda,
-                   const double *coef, size_t K, const double *comp, int n_threads,
-                   double *out);
+                   const double *coef, size_t K, const double *comp, int separate,
+                   int n_threads, double *out);
 
 #endif /* MT_AMF_H */
