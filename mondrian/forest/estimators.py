@@ -800,7 +800,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         None.
     std_scale_ : float
         Factor of the predictive std: with 'auto' choosing AMF, q/1.96, q
-        the 0.95 quantile of |y - ŷ|/std over the held-out points (1 if a
+        the 0.95 quantile of ``|y - ŷ| / std`` over the held-out points (1 if a
         zero std meets a non-zero residual at more than 5 % of them); else
         1.
     n_features_in_ : int
@@ -1142,7 +1142,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
 
     def _std_scale(self, pred: np.ndarray, y_centred: np.ndarray) -> float:
         """``std_scale_`` of an aggregated forest selected on held-out points:
-        q/1.96, q the 0.95 quantile of |y - ŷ|/std over them, so that
+        q/1.96, q the 0.95 quantile of ``|y - ŷ| / std`` over them, so that
         ±1.96 std covers 95 % of them (split-conformal scaling of the
         normalised residual; the std of AMF's node mixture is not
         calibrated by itself).  1 where it cannot be measured (a zero std
