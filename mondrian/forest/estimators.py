@@ -454,8 +454,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         unsmoothed) forest, whose held-out loss is ``rival``.
 
         The node weights are computed from the training points in a random
-        order (``split``'s: the result does not depend on the order of the
-        rows), the lifetime is selected on the same held-out points ``Xs``
+        order (``split``'s, not the rows': rows sorted by, say, the target
+        would bias the sequential losses), the lifetime is selected on the same held-out points ``Xs``
         by the same grid, and the loss is the one that selected the
         lifetime (squared error; log-loss for classes).  If AMF's is
         smaller, the estimator becomes the aggregated forest: the held-out
