@@ -17,7 +17,7 @@ against river's AMF: speed of one online pass, test RMSE and accuracy.
 2. Test RMSE (units of the training targets' sd) of
    ``MondrianForestRegressor(aggregation=True)`` at its defaults (after
    ``fit``, and after the online pass in batches of the last ``--batches``
-   size), of the default (smoothed, lifetime-selected) forest for reference,
+   size), of the default forest (lifetime selected, aggregation='auto') for reference,
    and of river's ``forest.AMFRegressor(n_estimators=--trees)`` at its
    defaults (step 1), one ``learn_one`` pass over the training points in
    order (on the first ``--river-rows`` of them when given: it is pure
@@ -156,7 +156,7 @@ def main(argv=None):
                f"step {m.step_:.3g} (re-estimated after each insertion)")
         secs, m = best_time(lambda: MondrianForestRegressor(
             n_trees=args.trees, random_state=args.seed, n_jobs=args.n_jobs).fit(Xtr, ytr), 1)
-        report("MondrianForest defaults (smoothed)", m.predict(Xte), secs)
+        report("MondrianForest defaults (aggregation='auto')", m.predict(Xte), secs)
         if river_forest is not None:
             rows = len(ytr) if args.river_rows is None else min(args.river_rows, len(ytr))
             model = river_forest.AMFRegressor(n_estimators=args.trees, seed=args.seed)
@@ -180,7 +180,7 @@ def main(argv=None):
         print(f"{'cod_rna':7s} {label:44s} {acc:7.4f} {loss:7.4f} {secs:8.2f}", flush=True)
 
     for label, kw in (("MondrianForest aggregation=True, fit", dict(aggregation=True)),
-                      ("MondrianForest defaults (smoothed)", {})):
+                      ("MondrianForest defaults (aggregation='auto')", {})):
         secs, m = best_time(lambda: MondrianForestClassifier(
             n_trees=args.trees, random_state=args.seed, n_jobs=args.n_jobs, **kw).fit(Xtr, ytr),
             1)
