@@ -180,7 +180,7 @@ def main(argv=None):
         print(f"{'cod_rna':7s} {label:44s} {acc:7.4f} {loss:7.4f} {secs:8.2f}", flush=True)
 
     for label, kw in (("MondrianForest aggregation=True, fit", dict(aggregation=True)),
-                      ("MondrianForest defaults (aggregation='auto')", {})):
+                      ("MondrianForest defaults (smoothed)", {})):
         secs, m = best_time(lambda: MondrianForestClassifier(
             n_trees=args.trees, random_state=args.seed, n_jobs=args.n_jobs, **kw).fit(Xtr, ytr),
             1)
