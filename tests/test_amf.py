@@ -492,3 +492,15 @@ def test_classifier_auto_aggregation_keeps_the_better_log_loss():
     assert auto.aggregation_ == (best < rival)
     proba = auto.predict_proba(X[:5])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_auto_aggregation_needs_enough_held_out_points():
+    """Below 50 held-out points (250 training points at the default 20 %)
+    'auto' does not try AMF: a 0.95 quantile of fewer residuals (std_scale_)
+    and a choice on them would be mostly noise."""
+    X, y = _smooth(240, 0)
+    model = MondrianForestRegressor(n_trees=5, random_state=0).fit(X, y)
+    assert not model.aggregation_ and model.aggregation_scores_ is None
+    assert model.std_scale_ == 1.0
+    X, y = _smooth(250, 0)
+    assert MondrianForestRegressor(n_trees=5, random_state=0).fit(X, y).aggregation_scores_

@@ -85,6 +85,10 @@ MAX_SCORED = 1000
 #: makes ±COVERAGE_Z std cover this fraction of the held-out points.
 COVERAGE_LEVEL = 0.95
 COVERAGE_Z = 1.959963984540054  # the standard normal's 0.975 quantile
+#: ``aggregation='auto'`` tries AMF only with this many held-out points or
+#: more (250 training points at the default fraction): its choice and
+#: ``std_scale_`` (a 0.95 quantile: 2.5 points above it at 50) rest on them.
+MIN_AGGREGATION_HELD_OUT = 50
 #: Below this many training points nothing is held out: λ = Λ and the
 #: smoothing defaults of the estimator are used.
 MIN_POINTS_FOR_SELECTION = 20
@@ -387,7 +391,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self.validation_scores_ = scores
         del paths  # unpins the trees
         if params["aggregation"] == "auto" and auto_lifetime and max_lifetime > 0 and \
-                self._aggregation_wins(X, targets, split, n_val, Xs, ts, max_lifetime,
+                ts.shape[0] >= MIN_AGGREGATION_HELD_OUT and self._aggregation_wins(X, targets, split, n_val, Xs, ts, max_lifetime,
                                        score(self.lifetime_, hyper)[0]):
             return
         # The held-out points join the trees (conditional Mondrian insertion).
@@ -717,7 +721,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         their given order; the smoothing parameters and
         ``validation_fraction`` are then not used.  False: the smoothed
         (or, ``smoothing=False``, unsmoothed) forest.  'auto': with
-        ``lifetime='auto'`` (and 20 points or more), both on the same trees
+        ``lifetime='auto'`` and 50 held-out points or more (250 points at
+        the default ``validation_fraction``), both on the same trees
         and held-out points: the smoothed forest's selection as with False,
         then AMF's weights from the training points in a random order (not
         the rows' order), its lifetime selected by the same grid, and AMF is
