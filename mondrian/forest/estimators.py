@@ -1010,11 +1010,11 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         if grown in batch on all points seen), and the node statistics are
         recomputed exactly from the trees' point slices once per batch
         (O(points + nodes) per tree, the order of the insertion's own
-        renumbering).  ``lifetime_``, ``hyper_``, ``y_mean_`` and
-        ``y_var_`` (the prior) are kept.  With ``aggregation=True`` the
-        node weights are carried over the insertion and the new points
-        taken in order: the result is the one of ``fit`` on the final
-        trees with all the points in order.
+        renumbering).  ``lifetime_``, ``hyper_``, ``std_scale_``,
+        ``y_mean_`` and ``y_var_`` (the prior) are kept.  With aggregation
+        (``aggregation_``) the node weights are carried over the insertion
+        and the new points taken in order: the result is the one of ``fit``
+        on the final trees with all the points in order.
 
         The points are inserted when the fitted state is next read
         (``predict``, ``forest_``, the node statistics...), or once those
