@@ -332,7 +332,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         if params["aggregation"] is True:
             return self._fit_aggregated(X, targets, params, rng)
         self.aggregation_ = False
-        self.std_scale_ = 1.0
+        self._calibrate(None, None)
         self.aggregation_scores_ = None
         for name in ("_amf_state_", "_step_"):  # an earlier aggregated fit's
             self.__dict__.pop(name, None)
@@ -446,7 +446,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self.features_ = self._features(params, lifetime, rng).fit(X)
         self.lifetime_ = float(lifetime)
         self.hyper_ = self._resolved = self.validation_scores_ = None
-        self.aggregation_, self.std_scale_, self.aggregation_scores_ = True, 1.0, None
+        self.aggregation_, self.aggregation_scores_ = True, None
+        self._calibrate(None, None)
         self._drop_stats()  # an earlier smoothed fit's
         self._targets = targets.copy()  # the first batch's (relabelled by partial_fit)
         self._amf_restart(X, targets)
@@ -490,7 +491,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self.aggregation_ = True
         self.lifetime_ = float(lam)
         self.hyper_ = self._resolved = None
-        self.std_scale_ = self._std_scale(preds[lam], ts)
+        self._calibrate(preds[lam], ts)
         self._drop_stats()
         self.amf_state_ = amf.insert(self.features_, X[val_order], targets[val_order], state,
                                      **args)
@@ -499,9 +500,10 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self._amf_cache = {}
         return True
 
-    def _std_scale(self, pred: np.ndarray, targets: np.ndarray) -> float:
-        """Factor of the aggregated forest's predictive std (regression)."""
-        return 1.0
+    def _calibrate(self, pred, targets) -> None:
+        """Calibrate an aggregated forest's predictions on held-out points
+        (``pred`` its predictions of them, ``targets`` theirs; None: reset):
+        the regressor's std (``std_scale_``); nothing for classes."""
 
     def _amf_restart(self, X, targets) -> None:
         """The AMF state of the fitted trees from scratch, points in order."""
@@ -1144,6 +1146,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         resid = y_centred - mean
         return (float(np.mean(resid**2)),
                 float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var)))
+
+    def _calibrate(self, pred, y_centred) -> None:
+        self.std_scale_ = 1.0 if pred is None else self._std_scale(pred, y_centred)
 
     def _std_scale(self, pred: np.ndarray, y_centred: np.ndarray) -> float:
         """``std_scale_`` of an aggregated forest selected on held-out points:
