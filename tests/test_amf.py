@@ -504,3 +504,20 @@ def test_auto_aggregation_needs_enough_held_out_points():
     assert model.std_scale_ == 1.0
     X, y = _smooth(250, 0)
     assert MondrianForestRegressor(n_trees=5, random_state=0).fit(X, y).aggregation_scores_
+
+
+def test_auto_aggregation_keeps_the_smoothed_forest_when_amf_does_not_fit(monkeypatch):
+    """The AMF candidate's node weights are one more array per node: where
+    they cannot be allocated 'auto' says so and keeps the smoothed forest
+    (the same fit as aggregation=False) instead of failing."""
+    X, y = _smooth(300, 0)
+    plain = MondrianForestRegressor(n_trees=5, random_state=0, aggregation=False).fit(X, y)
+
+    def no_memory(forest, n_classes):
+        raise MemoryError("test")
+
+    monkeypatch.setattr(amf, "new_state", no_memory)
+    with pytest.warns(UserWarning, match="aggregation='auto'"):
+        auto = MondrianForestRegressor(n_trees=5, random_state=0).fit(X, y)
+    assert not auto.aggregation_
+    np.testing.assert_array_equal(auto.predict(X[:20]), plain.predict(X[:20]))

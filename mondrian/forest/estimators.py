@@ -56,6 +56,7 @@ fit then costs the trees, the statistics and eight belief propagations
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -470,8 +471,13 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         held-out scores of every lifetime tried."""
         args = self._amf_args()
         train_order, val_order = split[n_val:], split[:n_val]
-        state = amf.update(self.forest_, X[train_order], targets[train_order],
-                           amf.new_state(self.forest_, args["n_classes"]), **args)
+        try:
+            state = amf.new_state(self.forest_, args["n_classes"])
+        except MemoryError:
+            warnings.warn("aggregation='auto': the aggregated forest's node weights do not fit "
+                          "in memory; the smoothed forest is kept", UserWarning, stacklevel=4)
+            return False
+        state = amf.update(self.forest_, X[train_order], targets[train_order], state, **args)
         step = self._amf_step(state)
         comp = np.ascontiguousarray(self._amf_components(state))
         scores, preds = {}, {}
