@@ -595,10 +595,14 @@ _COMMON_PARAMS = """n_trees : int, default=100
 
 
 class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
-    r"""Mondrian forest regression with hierarchical Gaussian smoothing.
+    r"""Mondrian forest regression: hierarchical Gaussian smoothing or
+    aggregation over subtrees (AMF), whichever predicts held-out points better.
 
     Each tree predicts a mixture of Gaussians along the conditional Mondrian
-    path of x (module docstring); the forest averages the trees.
+    path of x (module docstring); the forest averages the trees.  By default
+    (``aggregation='auto'``) the smoothed forest and the aggregated one are
+    both fitted on the same trees and held-out points and the one with the
+    smaller held-out squared error is kept (``aggregation_``).
 
     Smoothing (Lakshminarayanan, Roy & Teh, AISTATS 2016, Sec. 3).  Within
     the tree pruned at λ the node means follow a Brownian motion down the
