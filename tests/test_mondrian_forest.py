@@ -654,3 +654,29 @@ def test_paths_equal_walks_and_refuse_a_changed_forest():
     with pytest.raises(ValueError, match="another forest"):
         _mforest.gauss_mixture_paths(other, paths, 1.0, *model._components(1.0, model._resolved),
                                      0.0, 1.0, 1.0, 0.1)
+
+
+def test_posterior_into_given_arrays():
+    """gauss_posterior(out=...) writes the same numbers into the caller's
+    arrays (the selection reuses one set for all its candidates) and refuses
+    arrays of the wrong size, type or layout."""
+    X, y = _data(120)
+    model = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=False).fit(X, y)
+    f, n = model.forest_, model.forest_.n_nodes
+    args = (f, model.lifetime_, model.node_count_, model.node_sum_, 0.0, model.y_var_, 0.3,
+            0.05)
+    want = _mforest.gauss_posterior(*args)
+    out = tuple(np.full(n, 7.0) for _ in range(3))
+    got = _mforest.gauss_posterior(*args, out=out)
+    for a, b, c in zip(got, want, out):
+        assert a is c
+        np.testing.assert_array_equal(a, b)
+    for bad in [(np.empty(n - 1), np.empty(n), np.empty(n)),
+                (np.empty(n, dtype=np.float32), np.empty(n), np.empty(n)),
+                (np.empty(2 * n)[::2], np.empty(n), np.empty(n))]:
+        with pytest.raises(ValueError, match="out"):
+            _mforest.gauss_posterior(*args, out=bad)
+    frozen = np.empty(n)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="out"):
+        _mforest.gauss_posterior(*args, out=(frozen, np.empty(n), np.empty(n)))

@@ -81,18 +81,30 @@ def class_stats(Forest forest, labels, Py_ssize_t n_classes, n_threads=1):
 
 
 def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
-                    double prior_var, double time_scale, double noise_var, n_threads=1):
+                    double prior_var, double time_scale, double noise_var, n_threads=1,
+                    out=None):
     """Posterior (mean, var, cov) of the node means at ``lam``, cov[j] =
-    Cov(mu_parent(j), mu_j) (NaN below the pruned tree)."""
+    Cov(mu_parent(j), mu_j) (NaN below the pruned tree); written into
+    ``out`` (three float64 arrays of n_nodes, C-contiguous and writeable:
+    a selection scoring many candidates reuses their pages) if given."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
     cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
     cdef const double[::1] s = np.ascontiguousarray(total, dtype=np.float64)
     if <size_t>c.shape[0] != nn or <size_t>s.shape[0] != nn or nn == 0:
         raise ValueError("count and total must have one entry per node of a fitted forest")
-    mean = np.empty(nn, dtype=np.float64)
-    var = np.empty(nn, dtype=np.float64)
-    cov = np.empty(nn, dtype=np.float64)
+    if out is None:
+        mean = np.empty(nn, dtype=np.float64)
+        var = np.empty(nn, dtype=np.float64)
+        cov = np.empty(nn, dtype=np.float64)
+    else:
+        mean, var, cov = out
+        for a in (mean, var, cov):
+            if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 1
+                    and <size_t>a.shape[0] == nn and a.flags.c_contiguous
+                    and a.flags.writeable):
+                raise ValueError("out must be three writeable, C-contiguous float64 "
+                                 "arrays of n_nodes entries")
     cdef double[::1] mv = mean, vv = var, cv = cov
     cdef int status
     forest._begin_read()

@@ -390,14 +390,18 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
             return scores[key]
 
         lam = max_lifetime
-        if auto_lifetime and max_lifetime > 0:
-            lam = _grid_lifetime(max_lifetime, lambda v: score(v, default)[0])
-        self.lifetime_ = float(lam)
-        # Held-out points at hand: they select the hyperparameters too (they
-        # exercise the separation components of test points, which the
-        # training points' leave-one-out does not).
-        hyper = self._select_hyper(grid, default, lambda h: score(lam, h)) \
-            if select_hyper else default
+        self._selection_buffers(True)
+        try:
+            if auto_lifetime and max_lifetime > 0:
+                lam = _grid_lifetime(max_lifetime, lambda v: score(v, default)[0])
+            self.lifetime_ = float(lam)
+            # Held-out points at hand: they select the hyperparameters too
+            # (they exercise the separation components of test points, which
+            # the training points' leave-one-out does not).
+            hyper = self._select_hyper(grid, default, lambda h: score(lam, h)) \
+                if select_hyper else default
+        finally:
+            self._selection_buffers(False)
         self.validation_scores_ = scores
         del paths  # unpins the trees
         if params["aggregation"] == "auto" and auto_lifetime and max_lifetime > 0 and \
@@ -517,6 +521,10 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self._amf_resolve()
         self._amf_cache = {}
         return True
+
+    def _selection_buffers(self, on: bool) -> None:
+        """Make (``on``) or drop the arrays that the candidates of a held-out
+        selection reuse (none here)."""
 
     def _calibrate(self, pred, targets) -> None:
         """Calibrate an aggregated forest's predictions on held-out points
@@ -1091,10 +1099,16 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         cached = self._posterior_cache[0]
         if cached is not None and cached[0] == key:
             return cached[1]
+        fitted = self._is_fitted_key(lam, hyper)
+        # A selection's candidates (not kept) reuse one set of arrays: fresh
+        # ones for each would be fresh pages for the kernel to clear.
+        work = None if fitted else self.__dict__.get("_posterior_work")
+        if work is not None and work[0].shape[0] != count.shape[0]:
+            work = None
         post = _mforest.gauss_posterior(self.forest_, lam, count, total, 0.0, self.y_var_,
                                         theta, noise * self.y_var_,
-                                        resolve_n_jobs(self.n_jobs))
-        if self._is_fitted_key(lam, hyper):
+                                        resolve_n_jobs(self.n_jobs), out=work)
+        if fitted:
             # In place: predicting leaves the estimator's __dict__ as it was.
             self._posterior_cache[0] = (key, post)
         return post
@@ -1171,6 +1185,15 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
 
     def _calibrate(self, pred, y_centred) -> None:
         self.std_scale_ = 1.0 if pred is None else self._std_scale(pred, y_centred)
+
+    def _selection_buffers(self, on: bool) -> None:
+        """The smoothing's posterior arrays, one set for every candidate of
+        the selection (``_components``)."""
+        if on and self.smoothing:
+            n = self.forest_.n_nodes
+            self.__dict__["_posterior_work"] = tuple(np.empty(n) for _ in range(3))
+        else:
+            self.__dict__.pop("_posterior_work", None)
 
     def _std_scale(self, pred: np.ndarray, y_centred: np.ndarray) -> float:
         """``std_scale_`` of an aggregated forest selected on held-out points:
