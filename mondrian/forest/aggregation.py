@@ -81,8 +81,9 @@ def noise_variance(forest, state: np.ndarray) -> float | None:
     points.
     """
     left, right = np.asarray(forest.left), np.asarray(forest.right)
-    internal = np.flatnonzero(left >= 0)
-    bottom = internal[(left[left[internal]] < 0) & (left[right[internal]] < 0)]
+    leaf = left < 0  # gathered below: a byte a node, not the 8 of left
+    internal = np.flatnonzero(~leaf)
+    bottom = internal[leaf[left[internal]] & leaf[right[internal]]]
     n = state[bottom, 1]
     bottom, n = bottom[n >= 2], n[n >= 2]
     if bottom.size == 0:
@@ -158,7 +159,7 @@ def regression_components(state: np.ndarray) -> np.ndarray:
     node of a fitted forest has a point; an empty row would give 0)."""
     count = state[:, 1]
     safe = np.where(count > 0, count, 1.0)
-    return np.column_stack([state[:, 2] / safe, state[:, 3] / safe])
+    return state[:, 2:4] / safe[:, None]
 
 
 def class_components(state: np.ndarray, dirichlet: float) -> np.ndarray:
