@@ -676,6 +676,9 @@ def test_posterior_into_given_arrays():
                 (np.empty(2 * n)[::2], np.empty(n), np.empty(n))]:
         with pytest.raises(ValueError, match="out"):
             _mforest.gauss_posterior(*args, out=bad)
+    shared = np.empty(n)
+    with pytest.raises(ValueError, match="out"):
+        _mforest.gauss_posterior(*args, out=(shared, np.empty(n), shared))
     frozen = np.empty(n)
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="out"):

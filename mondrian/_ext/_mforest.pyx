@@ -105,6 +105,9 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
                     and a.flags.writeable):
                 raise ValueError("out must be three writeable, C-contiguous float64 "
                                  "arrays of n_nodes entries")
+        if (np.shares_memory(mean, var) or np.shares_memory(mean, cov)
+                or np.shares_memory(var, cov)):
+            raise ValueError("out must be three arrays that do not overlap")
     cdef double[::1] mv = mean, vv = var, cv = cov
     cdef int status
     forest._begin_read()
