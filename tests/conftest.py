@@ -3,6 +3,9 @@
 The suite runs with ``--import-mode=importlib``, where test modules cannot
 import this file; shared helpers are therefore fixtures.
 """
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,21 @@ import pytest
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def run_python():
+    """``run_python(code, env=None, timeout=300)``: the standard output of
+    ``code`` run by a fresh interpreter (for what a test must not inherit
+    from this process: its memory high-water mark, its environment, an
+    abort); a non-zero exit fails the test with the child's stderr."""
+    def run(code: str, *, env=None, timeout: float = 300) -> str:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, timeout=timeout)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    return run
 
 
 def _assert_within_k_se(estimate, truth, se, k=5.0, *, atol=0.0):

@@ -2,7 +2,6 @@
 views, growth rules, pickling and the C state check, allocation failures,
 and agreement of its C readers with direct numpy formulas."""
 import pickle
-import subprocess
 import sys
 
 import numpy as np
@@ -217,7 +216,7 @@ def test_huge_reservations_raise_memory_error_and_leave_the_forest_usable(fitted
     f.extend(5.0)   # still growable
 
 
-def test_huge_reservation_in_a_fresh_process_survives():
+def test_huge_reservation_in_a_fresh_process_survives(run_python):
     # The process must survive the failed allocation (no abort, no OOM kill).
     code = ("import numpy as np\n"
             "from mondrian._ext._forest import Forest\n"
@@ -228,10 +227,8 @@ def test_huge_reservation_in_a_fresh_process_survives():
             "    print('MemoryError', e)\n"
             "f.reserve_points(100)\n"
             "print('alive', f.point_capacity)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert "MemoryError Forest.reserve_points" in out.stdout and "alive 100" in out.stdout
+    out = run_python(code, timeout=120)
+    assert "MemoryError Forest.reserve_points" in out and "alive 100" in out
 
 
 def test_spare_nodes_take_an_insertion_in_place(rng):
@@ -260,7 +257,7 @@ def test_spare_nodes_take_an_insertion_in_place(rng):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
-def test_a_fit_holds_the_nodes_about_once():
+def test_a_fit_holds_the_nodes_about_once(run_python):
     """The grown trees are packed, then moved into the forest with their
     memory released as it fills (``c/grow.c``): the resident peak of a fit
     exceeds the forest's node bytes by the per-thread trees in flight
@@ -279,10 +276,7 @@ def test_a_fit_holds_the_nodes_about_once():
         "base = hwm()\n"
         "mf = MondrianFeatures(n_trees=50, lifetime=1e4, random_state=0, n_jobs=2).fit(X)\n"
         "print(hwm() - base, mf.forest_.n_nodes * node_bytes(60))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    peak, nodes = map(int, out.stdout.split())
+    peak, nodes = map(int, run_python(code).split())
     assert nodes > 3 * 10**8
     assert peak < 1.4 * nodes, (peak, nodes)
 

@@ -2,8 +2,6 @@
 c/threads.h): importing the package leaves the environment alone, and no
 worker thread of ours outlives the operation that started it."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,7 +10,7 @@ from mondrian import MondrianFeatures
 from mondrian.path import CGRidgePath, split_events
 
 
-def test_import_does_not_touch_the_environment():
+def test_import_does_not_touch_the_environment(run_python):
     code = ("import os\n"
             "before = dict(os.environ)\n"
             "import mondrian, mondrian._ext._forest, mondrian._ext._path\n"
@@ -24,10 +22,7 @@ def test_import_does_not_touch_the_environment():
             "print(sorted(changed))\n")
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert run_python(code, env=env, timeout=120).strip() == "[]"
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")

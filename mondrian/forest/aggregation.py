@@ -170,15 +170,14 @@ def class_components(state: np.ndarray, dirichlet: float) -> np.ndarray:
 
 
 def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, step: float,
-            comp: np.ndarray, n_threads: int, cache: dict | None = None, *,
-            separate: bool = False) -> np.ndarray:
+            comp: np.ndarray, n_threads: int, cache: dict | None = None) -> np.ndarray:
     """The trees' aggregated predictions of ``comp``, averaged (n x K), with
-    log w = step · state[:, 0].  The points follow the cuts (the AMF
-    authors' convention); with ``separate``, a point outside a tree's root
-    box first separates from it with the conditional Mondrian's probability
-    1 - exp(-Δe) and then predicts the root's component, the prior
-    (``c/amf.h``).  ``cache`` (a dict, emptied by the caller when the state
-    changes) keeps the weights of the last (lifetime, step)."""
+    log w = step · state[:, 0].  A point follows the cuts (the AMF authors'
+    convention), but outside a tree's root box it first separates from it
+    with the conditional Mondrian's probability 1 - exp(-Δe) and then
+    predicts the root's component, the prior (``c/amf.h``).  ``cache`` (a
+    dict, emptied by the caller when the state changes) keeps the weights
+    of the last (lifetime, step)."""
     key = (lam, step)
     if cache is not None and cache.get("key") == key:
         coef = cache["coef"]
@@ -186,4 +185,4 @@ def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, step: float,
         _, coef = _amf.weights(forest, lam, state, step, n_threads)
         if cache is not None:
             cache.update(key=key, coef=coef)
-    return _amf.predict(forest, X, lam, coef, comp, n_threads, separate)
+    return _amf.predict(forest, X, lam, coef, comp, n_threads, True)

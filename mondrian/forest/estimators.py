@@ -170,6 +170,22 @@ def _grid_lifetime(max_lifetime: float, loss, *, descend: bool = False) -> float
     return min([lam] + fine, key=loss)
 
 
+def _gauss_scores(resid: np.ndarray, var: np.ndarray) -> tuple[float, float]:
+    """(mean squared error, mean negative log density of the Gaussians with
+    variances ``var``, floored at 1e-300) of residuals ``resid``."""
+    var = np.maximum(var, 1e-300)
+    return (float(np.mean(resid**2)),
+            float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var)))
+
+
+def _log_loss(proba: np.ndarray, codes: np.ndarray) -> tuple[float, float]:
+    """Mean log-loss of class probabilities at the labels ``codes``, twice
+    (the classifier's (squared-error, NLPD) slots of a score)."""
+    p = proba[np.arange(codes.size), codes]
+    loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
+    return (loss, loss)
+
+
 def _held_out_paths(forest, X: np.ndarray, n_threads: int):
     """``_mforest.Paths`` of X, or None when they would exceed
     ``MAX_PATH_ENTRIES``."""
@@ -341,11 +357,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self.__dict__["_pending_bounds"] = None
         if params["aggregation"] is True:
             return self._fit_aggregated(X, targets, params, rng)
-        self.aggregation_ = False
-        self._calibrate(None, None)
-        self.aggregation_scores_ = None
-        for name in ("_amf_state_", "_step_"):  # an earlier aggregated fit's
-            self.__dict__.pop(name, None)
+        self._set_mode(False)
         n = X.shape[0]
         grid = self._hyper_grid()
         auto_lifetime = isinstance(params["lifetime"], str)
@@ -404,9 +416,10 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
             self._selection_buffers(False)
         self.validation_scores_ = scores
         del paths  # unpins the trees
-        if params["aggregation"] == "auto" and auto_lifetime and max_lifetime > 0 and \
-                ts.shape[0] >= MIN_AGGREGATION_HELD_OUT and self._aggregation_wins(X, targets, split, n_val, Xs, ts, max_lifetime,
-                                       score(self.lifetime_, hyper)[0]):
+        try_amf = (params["aggregation"] == "auto" and auto_lifetime and max_lifetime > 0
+                   and ts.shape[0] >= MIN_AGGREGATION_HELD_OUT)
+        if try_amf and self._aggregation_wins(X, targets, split, n_val, Xs, ts, max_lifetime,
+                                              score(self.lifetime_, hyper)[0]):
             return
         # The held-out points join the trees (conditional Mondrian insertion).
         self.features_.partial_fit(X[val])
@@ -460,9 +473,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self.features_ = self._features(params, lifetime, rng).fit(X)
         self.lifetime_ = float(lifetime)
         self.hyper_ = self._resolved = self.validation_scores_ = None
-        self.aggregation_, self.aggregation_scores_ = True, None
-        self._calibrate(None, None)
-        self._drop_stats()  # an earlier smoothed fit's
+        self._set_mode(True)
         self._targets = targets.copy()  # the first batch's (relabelled by partial_fit)
         self._amf_restart(X, targets)
 
@@ -499,7 +510,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
             lam = float(lam)
             if lam not in scores:
                 preds[lam] = amf.predict(self.forest_, Xs, lam, state, step, comp,
-                                         args["n_threads"], separate=True)
+                                         args["n_threads"])
                 scores[lam] = self._amf_scores(preds[lam], ts)
             return scores[lam][0]
 
@@ -507,20 +518,33 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         # prunes what is too deep): on CPU, concrete, energy, CCPP and the
         # smooth set the full grid's choice is the descent's.
         lam = _grid_lifetime(max_lifetime, score, descend=True)
-        self.aggregation_scores_ = scores
         if not score(lam) < rival:
+            self.aggregation_scores_ = scores
             return False
-        self.aggregation_ = True
+        self._set_mode(True)
+        self.aggregation_scores_ = scores
         self.lifetime_ = float(lam)
         self.hyper_ = self._resolved = None
         self._calibrate(preds[lam], ts)
-        self._drop_stats()
         self.amf_state_ = amf.insert(self.features_, X[val_order], targets[val_order], state,
                                      **args)
         self._targets = np.concatenate([self._targets, targets[val_order]])
         self._amf_resolve()
         self._amf_cache = {}
         return True
+
+    def _set_mode(self, aggregated: bool) -> None:
+        """Start the fitted state of one mode (``aggregation_``): no AMF
+        scores, no std calibration, and the other mode's state (an earlier
+        fit's) dropped."""
+        self.aggregation_ = aggregated
+        self.aggregation_scores_ = None
+        self._calibrate(None, None)
+        if aggregated:
+            self._drop_stats()
+        else:
+            for name in ("_amf_state_", "_step_"):
+                self.__dict__.pop(name, None)
 
     def _selection_buffers(self, on: bool) -> None:
         """Make (``on``) or drop the arrays that the candidates of a held-out
@@ -539,18 +563,20 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self._amf_resolve()
         self._amf_cache = {}
 
-    def _amf_predict(self, X: np.ndarray, lam: float, components, key) -> np.ndarray:
-        """AMF predictions of the node components ``components(state)``,
-        kept (with the weights) until the state changes: both cost O(nodes),
-        which a prediction of a few rows should not pay each time (one row,
-        100 trees on 2000 points: 3.8 ms, nearly all of it there)."""
+    def _amf_predict(self, X: np.ndarray, lam: float) -> np.ndarray:
+        """AMF predictions of the node components (``_amf_components``),
+        kept (with the weights) until the state changes or, for classes,
+        ``dirichlet`` does: both cost O(nodes), which a prediction of a few
+        rows should not pay each time (one row, 100 trees on 2000 points:
+        3.8 ms, nearly all of it there)."""
         state = self.amf_state_      # first: reading it inserts waiting points
         cache = self._amf_cache
-        if cache.get("components_key") != key:
-            cache["components"] = np.ascontiguousarray(components(state))
+        key = self._amf_args()["dirichlet"]
+        if "components" not in cache or cache.get("components_key") != key:
+            cache["components"] = np.ascontiguousarray(self._amf_components(state))
             cache["components_key"] = key
         return amf.predict(self.forest_, X, lam, state, self.step_, cache["components"],
-                           resolve_n_jobs(self.n_jobs), cache, separate=True)
+                           resolve_n_jobs(self.n_jobs), cache)
 
     @property
     def forest_(self):
@@ -999,7 +1025,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                     n_jobs=n_jobs, rotation=features.rotation, smoothing=smoothing,
                     noise_variance=noise_variance, prior_scale=prior_scale,
                     max_nodes=features.max_nodes, aggregation=False)
-        model.aggregation_, model.std_scale_, model.aggregation_scores_ = False, 1.0, None
+        model._set_mode(False)
         params = model._check_common()
         _check_auto_or_positive(noise_variance, "noise_variance")
         _check_auto_or_positive(prior_scale, "prior_scale")
@@ -1126,14 +1152,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                                  [theta for _, theta in resolved],
                                  [noise * self.y_var_ for noise, _ in resolved],
                                  resolve_n_jobs(self.n_jobs))
-        scores = []
-        for block in out:
-            mean = block[:, 0]
-            var = np.maximum(block[:, 1] - mean**2, 1e-300)
-            resid = self._targets - mean
-            scores.append((float(np.mean(resid**2)),
-                           float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var))))
-        return scores
+        return [_gauss_scores(self._targets - block[:, 0], block[:, 1] - block[:, 0]**2)
+                for block in out]
 
     def _select_in_sample(self, grid: tuple, default: tuple) -> tuple:
         """A coordinate search (κ by squared error at the default noise,
@@ -1177,14 +1197,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     def _amf_scores(self, pred: np.ndarray, y_centred: np.ndarray) -> tuple[float, float]:
         """(squared error, Gaussian NLPD) of aggregated predictions (mean,
         second moment) of held-out centred targets, as ``_score_held_out``."""
-        mean = pred[:, 0]
-        var = np.maximum(pred[:, 1] - mean**2, 1e-300)
-        resid = y_centred - mean
-        return (float(np.mean(resid**2)),
-                float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var)))
-
-    def _calibrate(self, pred, y_centred) -> None:
-        self.std_scale_ = 1.0 if pred is None else self._std_scale(pred, y_centred)
+        return _gauss_scores(y_centred - pred[:, 0], pred[:, 1] - pred[:, 0]**2)
 
     def _selection_buffers(self, on: bool) -> None:
         """The smoothing's posterior arrays, one set for every candidate of
@@ -1195,21 +1208,24 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         else:
             self.__dict__.pop("_posterior_work", None)
 
-    def _std_scale(self, pred: np.ndarray, y_centred: np.ndarray) -> float:
-        """``std_scale_`` of an aggregated forest selected on held-out points:
-        q/1.96, q the 0.95 quantile of ``|y - ŷ| / std`` over them, so that
-        ±1.96 std covers 95 % of them (split-conformal scaling of the
-        normalised residual; the std of AMF's node mixture is not
-        calibrated by itself).  1 where it cannot be measured (a zero std
-        with a non-zero residual on more than 5 % of the points, or no
-        spread at all)."""
+    def _calibrate(self, pred, y_centred) -> None:
+        """``std_scale_`` of an aggregated forest selected on held-out points
+        (1 without them, ``pred`` None): q/1.96, q the 0.95 quantile of
+        ``|y - ŷ| / std`` over them, so that ±1.96 std covers 95 % of them
+        (split-conformal scaling of the normalised residual; the std of
+        AMF's node mixture is not calibrated by itself).  1 where it cannot
+        be measured (a zero std with a non-zero residual on more than 5 % of
+        the points, or no spread at all)."""
+        if pred is None:
+            self.std_scale_ = 1.0
+            return
         mean = pred[:, 0]
         std = np.sqrt(np.maximum(pred[:, 1] - mean**2, 0.0))
         resid = np.abs(y_centred - mean)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(std > 0.0, resid / std, np.where(resid > 0.0, np.inf, 0.0))
         q = float(np.quantile(ratio, COVERAGE_LEVEL))
-        return q / COVERAGE_Z if np.isfinite(q) and q > 0.0 else 1.0
+        self.std_scale_ = q / COVERAGE_Z if np.isfinite(q) and q > 0.0 else 1.0
 
     def _drop_stats(self) -> None:
         for name in ("node_count_", "node_sum_", "node_sumsq_"):
@@ -1220,7 +1236,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         """Predictive mean and variance at X (or at the points of ``paths``,
         ``_mforest.Paths`` of X: the same numbers without walking)."""
         if self.aggregation_:
-            out = self._amf_predict(X, lam, amf.regression_components, "regression")
+            out = self._amf_predict(X, lam)
         elif self.smoothing:
             noise, theta = hyper
             mean, var, cov = self._components(lam, hyper)
@@ -1238,10 +1254,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
 
     def _score_held_out(self, X, y_centred, lam, hyper, paths=None) -> tuple[float, float]:
         mean, var = self._moments(X, lam, self._resolve(lam, hyper), paths)
-        var = np.maximum(var, 1e-300)
-        resid = y_centred + self.y_mean_ - mean
-        return (float(np.mean(resid**2)),
-                float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * resid**2 / var)))
+        return _gauss_scores(y_centred + self.y_mean_ - mean, var)
 
     def predict(self, X, return_std: bool = False, lifetime: float | None = None):
         """Predictive mean (and standard deviation) of the forest.
@@ -1316,7 +1329,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     (n_k + α)/(n + Kα) from the points it had before (its first point not
     charged).  ``lifetime='auto'``
     grows the trees to Λ = 2¹⁴λ₀ (single-point leaves in practice) and
-    predicts there; points outside the boxes follow the cuts.
+    predicts there; a point follows the cuts, except that outside a tree's
+    root box it first leaves the tree with the conditional Mondrian's
+    probability and then predicts the root's class probabilities
+    (``c/amf.h``).
 
     Parameters
     ----------
@@ -1531,10 +1547,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     def _amf_scores(self, proba: np.ndarray, codes: np.ndarray) -> tuple[float, float]:
         """Held-out log-loss of aggregated class probabilities (twice, as
         ``_score_held_out``)."""
-        proba = proba / proba.sum(axis=1, keepdims=True)
-        p = proba[np.arange(codes.size), codes]
-        loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
-        return (loss, loss)
+        return _log_loss(proba / proba.sum(axis=1, keepdims=True), codes)
 
     def _drop_stats(self) -> None:
         self.__dict__.pop("_node_counts_", None)
@@ -1559,10 +1572,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         return prob, prob, base
 
     def _score_held_out(self, X, codes, lam, hyper, paths=None) -> tuple[float, float]:
-        proba = self._mixture(X, lam, self._resolve(lam, hyper), paths)
-        p = proba[np.arange(codes.size), codes]
-        loss = float(-np.mean(np.log(np.maximum(p, 1e-300))))
-        return (loss, loss)
+        return _log_loss(self._mixture(X, lam, self._resolve(lam, hyper), paths), codes)
 
     def _select_hyper(self, grid: tuple, default: float, score) -> float:
         """The discount by held-out log-loss (past the grid's ends while it
@@ -1587,10 +1597,7 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         lam = self._prediction_lifetime(lifetime)
         X = check_array_input(self, X, reset=False)
         if self.aggregation_:
-            dirichlet = float(self.dirichlet)
-            proba = self._amf_predict(
-                X, lam, lambda state: amf.class_components(state, dirichlet),
-                ("classes", dirichlet))
+            proba = self._amf_predict(X, lam)
         else:
             proba = self._mixture(X, lam, self._resolved)
         return proba / proba.sum(axis=1, keepdims=True)
