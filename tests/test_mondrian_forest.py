@@ -683,3 +683,47 @@ def test_posterior_into_given_arrays():
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="out"):
         _mforest.gauss_posterior(*args, out=(frozen, np.empty(n), np.empty(n)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: MondrianForestRegressor(n_trees=20, random_state=0, n_jobs=2),
+    lambda: MondrianForestRegressor(n_trees=20, random_state=0, n_jobs=2, aggregation=True),
+    lambda: MondrianForestClassifier(n_trees=20, random_state=0, n_jobs=2)])
+def test_auto_lifetime_is_lowered_to_fit_the_available_memory(monkeypatch, make):
+    """lifetime='auto' grows the trees to 2⁷λ₀ (here every point ends alone:
+    2·N·M nodes), unless that fit would not fit in memory: then Λ is the
+    largest lifetime whose fit, counted on two pilot trees, fills
+    MEMORY_SHARE of it."""
+    import mondrian.features.mondrian as fm
+    from mondrian.forest import aggregation as amf
+
+    X, y = _data(3000, d=3)
+    target = y if isinstance(make(), MondrianForestRegressor) else y > 1.0
+    free = make().fit(X, target)
+    assert not free.memory_capped_
+    # 2⁷λ₀ (AMF alone: its own AUTO_LIFETIME_FACTOR)
+    factor = amf.AUTO_LIFETIME_FACTOR if free.aggregation is True else 2.0**7
+    assert free.max_lifetime_ == factor * free.lifetime_scale_
+    per_node = free._fit_bytes_per_node(3)
+    full = free.forest_.n_nodes * per_node
+    # The growth's overhead: the point permutations..., and a 4 MiB arena
+    # chunk on each of the 2 threads.
+    overhead = fm._MemoryBudget(X, 20, 2).fixed() + (8 << 20)
+    lifetimes = []
+    for share in (1.0, 0.5):
+        available = int(share * full) + overhead
+        monkeypatch.setattr(fm, "available_memory", lambda a=available: a)
+        model = make().fit(X, target)
+        assert model.memory_capped_ and model.max_lifetime_ < free.max_lifetime_
+        assert model.lifetime_ <= model.max_lifetime_
+        used = overhead + model.forest_.n_nodes * per_node
+        # Aimed at MEMORY_SHARE = 0.75 of it: 0.61-0.77 over 12 seeds and
+        # both shares (the estimate from 2 pilot trees scales their nodes by
+        # all points / training points, more than the insertion adds).
+        assert 0.5 * available <= used <= 0.9 * available
+        lifetimes.append(model.max_lifetime_)
+    assert lifetimes[1] < lifetimes[0]
+    # Where not even the pilot fits, the fit is refused as before.
+    monkeypatch.setattr(fm, "available_memory", lambda: 10**5)
+    with pytest.raises(MemoryError, match="n_trees=20"):
+        make().fit(X, target)

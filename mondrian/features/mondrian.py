@@ -686,6 +686,11 @@ TREE_OBJECT_BYTES = 1024
 #: not fit in memory.
 PILOT_TREES = 2
 
+#: Share of the available memory that an automatic lifetime may fill
+#: (:meth:`_MemoryBudget.largest_lifetime`): the rest is left to the
+#: caller's data, the estimate's error and the rest of the process.
+MEMORY_SHARE = 0.75
+
 
 def expected_leaves_bound(n_points: int, extent: np.ndarray, lifetime: float) -> float:
     """Upper bound on the expected number of leaves of one Mondrian tree
@@ -824,6 +829,62 @@ class _MemoryBudget:
         if self.peak(estimate) > self.available:
             self._refuse(f"{what} (about {estimate:.3g} nodes, estimated from "
                          f"{k} pilot trees)", self.peak(estimate), self._advice(lifetime))
+
+    def largest_lifetime(self, X: np.ndarray, lifetime: float, rng: np.random.Generator,
+                         bytes_per_node: float, n_final: int | None = None,
+                         share: float = MEMORY_SHARE) -> tuple[float, bool]:
+        """The largest λ ≤ ``lifetime`` whose forest fits in memory.
+
+        The forest is the one that ``MondrianFeatures(n_trees=M,
+        random_state=rng).fit(X)`` grows (X: the budget's N points), once its
+        trees hold ``n_final`` >= N points (points inserted later add nodes
+        in proportion); it must need at most ``share`` of the available
+        memory, at ``bytes_per_node`` bytes a node (the caller's whole peak
+        per node: the forest's storage and whatever it keeps per node) plus
+        the growth's overhead (:meth:`fixed`, the trees in flight of
+        :meth:`peak`).  If the bound 2·min(N, ∏(1 + λ·extent)) - 1 nodes a
+        tree fits, that is ``lifetime``.  Otherwise :data:`PILOT_TREES`
+        trees are grown to ``lifetime`` on copies of the first trees'
+        streams (``rng`` is not advanced; distributed as the forest's trees,
+        though not the same: a tree grown to a smaller lifetime draws its
+        cuts in another order), their nodes at every λ counted from their
+        split times (a tree pruned at λ has 1 + 2·#{splits at times ≤ λ}
+        nodes), and the answer is the split time at which M times their
+        mean count reaches the room.
+
+        Returns
+        -------
+        lifetime : float
+        capped : bool
+            True when the memory lowered the lifetime.  (``lifetime`` is
+            returned unchanged, uncapped, where even the pilot does not fit
+            or one split would not: the fit's own check then refuses it.)
+        """
+        if self.available is None or not lifetime > 0.0 or self.m == 0:
+            return lifetime, False
+        n_final = self.n if n_final is None else max(int(n_final), self.n)
+        # Nodes that fit: the growth's own overhead (fixed, and on each
+        # thread a tree in flight and an arena chunk, as in peak) first.
+        busy = min(self.n_threads, self.m)
+        room = ((share * self.available - self.fixed() - busy * float(4 << 20))
+                / (float(bytes_per_node) + busy * 2.0 * node_bytes(self.d) / self.m))
+        leaves = expected_leaves_bound(n_final, self.extent, lifetime)
+        if self.m * (2.0 * leaves - 1.0) <= room:
+            return lifetime, False
+        k = min(self.m, PILOT_TREES)
+        if 2.0 * k * (2.0 * self.n - 1.0) * node_bytes(self.d) > share * self.available:
+            return lifetime, False
+        pilot = Forest(k, self.d)
+        pilot.fit(X, lifetime, copy.deepcopy(rng).bit_generator.spawn(k), min(k, self.n_threads),
+                  rotation="uniform" if self.rotated else None)
+        times = np.sort(pilot.tau[np.isfinite(pilot.tau)])
+        del pilot
+        # M/k pilot-sized groups, each node count scaled by n_final/N.
+        scale = self.m / k * n_final / self.n
+        splits = int(np.floor((room / scale - k) / 2.0))
+        if splits >= times.size or splits < 1:
+            return lifetime, False
+        return float(times[splits - 1]), True
 
     def check_extend(self, forest: Forest, lifetime: float, *, copy: bool) -> None:
         """Refuse an extension whose expected size exceeds the available memory.

@@ -32,7 +32,9 @@ box on their path (training points, and most points of the data's
 distribution) only L_a is left.
 
 The same trees serve every λ ≤ Λ, so ``lifetime='auto'`` selects λ on a
-held-out fraction of the training points: the trees are grown on the rest,
+held-out fraction of the training points (at most :data:`MAX_SCORED`
+points, which tell the candidates apart as well as more would; the rest
+of the fraction is grown with the others): the trees are grown on the rest,
 the held-out points are predicted along a grid of lifetimes, the best is
 kept, then the held-out points are inserted into the trees by the
 conditional Mondrian (:meth:`MondrianFeatures.partial_fit`, which leaves the
@@ -70,7 +72,8 @@ from .._validation import (check_array_input, check_auto_or, check_bool,
                           check_positive_float, check_random_generator, check_rotation,
                           check_target_scale, resolve_n_jobs, target_column)
 from ..features import MondrianFeatures
-from ..features.mondrian import SharesTreesOnCopy, _check_joint_range, _check_max_nodes
+from ..features.mondrian import (SharesTreesOnCopy, _check_joint_range, _check_max_nodes,
+                                 _MemoryBudget, node_bytes)
 from . import aggregation as amf
 
 __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
@@ -80,7 +83,8 @@ __all__ = ["MondrianForestRegressor", "MondrianForestClassifier"]
 AUTO_LIFETIME_FACTOR = 2.0**7
 #: Lifetimes evaluated by ``lifetime='auto'``: Λ·2^-k, k = 0..AUTO_GRID_STEPS.
 AUTO_GRID_STEPS = 12
-#: Held-out points that score each candidate, at most.
+#: Held-out points (that score each candidate), at most: the rest of the
+#: ``validation_fraction`` is grown into the trees with the training points.
 MAX_SCORED = 1000
 #: ``std_scale_`` of an aggregated forest chosen by ``aggregation='auto'``
 #: makes ±COVERAGE_Z std cover this fraction of the held-out points.
@@ -336,6 +340,21 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         return (getattr(self, "_resolved", None) is not None
                 and lam == getattr(self, "lifetime_", None) and hyper == self._resolved)
 
+    def _lifetime_in_memory(self, X: np.ndarray, lifetime: float, rng, params: dict,
+                            n_final: int) -> float:
+        """The automatic terminal lifetime ``lifetime`` (2⁷λ₀), lowered to the
+        largest whose fit is expected to need at most
+        :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the available
+        memory, the trees grown on X and then holding ``n_final`` points
+        (:meth:`~mondrian.features.mondrian._MemoryBudget.largest_lifetime`,
+        at :meth:`_fit_bytes_per_node`); sets ``memory_capped_``.  Trees on
+        a few thousand points always fit: the selection is then unchanged
+        and ``rng`` untouched."""
+        budget = _MemoryBudget(X, params["n_trees"], params["n_threads"], params["rotation"])
+        lifetime, self.memory_capped_ = budget.largest_lifetime(
+            X, lifetime, rng, self._fit_bytes_per_node(X.shape[1]), n_final)
+        return lifetime
+
     def _features(self, params: dict, lifetime: float, rng) -> MondrianFeatures:
         return MondrianFeatures(n_trees=params["n_trees"], lifetime=lifetime, random_state=rng,
                                 n_jobs=self.n_jobs, max_nodes=params["max_nodes"],
@@ -373,24 +392,27 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         default = self._default_hyper(grid)
         self.validation_scores_ = None
         self.loo_scores_ = None
+        self.memory_capped_ = False
         if not hold_out:
+            if auto_lifetime:
+                max_lifetime = self._lifetime_in_memory(X, max_lifetime, rng, params, n)
             self._fit_on_features(self._features(params, max_lifetime, rng).fit(X), targets,
                                   max_lifetime, select_hyper)
             return
         split = rng.spawn(1)[0].permutation(n)
-        n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))))
+        # At most MAX_SCORED held out: the selection scores no more, and
+        # the others are better grown into the trees than inserted after.
+        n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))), MAX_SCORED)
         val, train = np.sort(split[:n_val]), np.sort(split[n_val:])
+        if auto_lifetime:
+            max_lifetime = self._lifetime_in_memory(X[train], max_lifetime, rng, params, n)
         # Room for the held-out points, which join the trees after the
         # selection: inserted without moving the node arrays.
         self.features_ = self._features(params, max_lifetime, rng)._fit_leaving_room(
             X[train], n_val)
         self._targets = targets[train].copy()
         self._compute_stats()
-        # At most MAX_SCORED held-out points score the candidates (all of
-        # them join the trees afterwards).
-        scored = val[:MAX_SCORED] if val.size <= MAX_SCORED else \
-            np.sort(split[:n_val][:MAX_SCORED])
-        Xs, ts = X[scored], targets[scored]
+        Xs, ts = X[val], targets[val]
         # Their paths down the trees, walked once for every candidate.
         paths = _held_out_paths(self.forest_, Xs, resolve_n_jobs(self.n_jobs))
         scores = {}
@@ -468,8 +490,10 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         points in their given order (:mod:`mondrian.forest.aggregation`)."""
         self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
         lifetime = params["lifetime"]
+        self.memory_capped_ = False
         if isinstance(lifetime, str):
-            lifetime = amf.AUTO_LIFETIME_FACTOR * self.lifetime_scale_
+            lifetime = self._lifetime_in_memory(
+                X, amf.AUTO_LIFETIME_FACTOR * self.lifetime_scale_, rng, params, X.shape[0])
         self.features_ = self._features(params, lifetime, rng).fit(X)
         self.lifetime_ = float(lifetime)
         self.hyper_ = self._resolved = self.validation_scores_ = None
@@ -617,8 +641,14 @@ _COMMON_PARAMS = """n_trees : int, default=100
         1/median ℓ₁ distance between training points), and λ is selected
         among Λ·2⁻ᵏ, k = 0..12 (even k, then the neighbours of the best),
         before the smoothing, on a held-out ``validation_fraction`` of the
-        training points (at most 1000 of them score; see the module's
+        training points (at most 1000 of them; see the module's
         docstring); the held-out points are then inserted into the trees.
+        Where trees grown to 2⁷λ₀ would not fit in memory (at 100 trees,
+        above about 10⁵ rows on a machine with 24 GB: the trees of
+        continuous data then isolate every point, 2N nodes each), Λ is the
+        largest lifetime whose fit is expected to need at most
+        :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the available
+        memory, counted on two pilot trees (``memory_capped_``).
     random_state : None, int, SeedSequence or Generator, default=None
         Source of randomness (every tree draws from its own stream, so
         results do not depend on ``n_jobs``).
@@ -634,7 +664,8 @@ _COMMON_PARAMS = """n_trees : int, default=100
     validation_fraction : float, default=0.2
         Fraction of the training points held out to select the lifetime and
         smoothing, when the lifetime is 'auto' (or, for the classifier, the
-        discount is), if there are at least 20 points.
+        discount is), if there are at least 20 points; at most
+        :data:`MAX_SCORED` (1000) points.
     max_nodes : int or None, default=None
         Cap on the nodes of each tree for ``partial_fit`` (as in
         :class:`MondrianFeatures`)."""
@@ -814,6 +845,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         Lifetime λ of the predictions.
     max_lifetime_ : float
         Lifetime Λ the trees are grown to.
+    memory_capped_ : bool
+        Whether ``lifetime='auto'`` lowered Λ below 2⁷λ₀ so that the fit
+        fits in the available memory.
     hyper_ : tuple of float
         The noise fraction σ_y²/σ_H² and κ used.  Selection is a coordinate
         search: with ``lifetime='auto'``, on the held-out points, the
@@ -1026,6 +1060,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                     noise_variance=noise_variance, prior_scale=prior_scale,
                     max_nodes=features.max_nodes, aggregation=False)
         model._set_mode(False)
+        model.memory_capped_ = False
         params = model._check_common()
         _check_auto_or_positive(noise_variance, "noise_variance")
         _check_auto_or_positive(prior_scale, "prior_scale")
@@ -1102,6 +1137,16 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         check_target_scale(y - self.y_mean_, "y", centre=False)
         self._defer_points(X, y - self.y_mean_)
         return self
+
+    def _fit_bytes_per_node(self, n_features: int) -> float:
+        """Peak bytes of ``fit`` per node of the final trees: the forest's
+        storage (node_bytes), and about as much again for the node
+        statistics, the posterior's and AMF's arrays and the held-out
+        points' insertion (each tree's links copied to its scratch), with
+        32 bytes to spare (measured: 3·10⁵ synthetic rows of 8 features,
+        100 trees, 3.5·10⁷ nodes, a peak of 13.1 GiB, 404 bytes a node; this
+        gives 432)."""
+        return 2.0 * node_bytes(n_features) + 32.0
 
     def _compute_stats(self) -> None:
         count, total, sumsq = _mforest.regression_stats(
@@ -1371,6 +1416,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         Lifetime λ of the predictions.
     max_lifetime_ : float
         Lifetime Λ the trees are grown to.
+    memory_capped_ : bool
+        Whether ``lifetime='auto'`` lowered Λ below 2⁷λ₀ so that the fit
+        fits in the available memory.
     hyper_ : float
         The discount γλ₀ used.
     validation_scores_ : dict or None
@@ -1524,6 +1572,13 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
         self._defer_points(X, codes)
         return self
+
+    def _fit_bytes_per_node(self, n_features: int) -> float:
+        """Peak bytes of ``fit`` per node of the final trees, as the
+        regressor's with the class counts for its statistics (measured:
+        3·10⁵ synthetic rows of 8 features, two classes, 100 trees, 3.2·10⁷
+        nodes, a peak of 10.6 GiB, 359 bytes a node; this gives 416)."""
+        return 2.0 * node_bytes(n_features) + 8.0 * max(int(self.classes_.size), 2)
 
     def _compute_stats(self) -> None:
         self.node_counts_ = _mforest.class_stats(self.features_.forest_, self._targets,
