@@ -342,7 +342,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
 
     def _lifetime_in_memory(self, X: np.ndarray, lifetime: float, rng, params: dict,
                             n_final: int) -> float:
-        """The automatic terminal lifetime ``lifetime`` (2⁷λ₀), lowered to the
+        """The automatic terminal lifetime ``lifetime`` (2⁷λ₀; AMF alone: its
+        own factor), lowered to the
         largest whose fit is expected to need at most
         :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the available
         memory, the trees grown on X and then holding ``n_final`` points
@@ -643,9 +644,9 @@ _COMMON_PARAMS = """n_trees : int, default=100
         before the smoothing, on a held-out ``validation_fraction`` of the
         training points (at most 1000 of them; see the module's
         docstring); the held-out points are then inserted into the trees.
-        Where trees grown to 2⁷λ₀ would not fit in memory (at 100 trees,
-        above about 10⁵ rows on a machine with 24 GB: the trees of
-        continuous data then isolate every point, 2N nodes each), Λ is the
+        Where trees grown to 2⁷λ₀ would not fit in memory (100 trees on 8
+        features: above about 2·10⁵ rows on a machine with 24 GB, where the
+        trees of continuous data isolate every point, 2N nodes each), Λ is the
         largest lifetime whose fit is expected to need at most
         :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the available
         memory, counted on two pilot trees (``memory_capped_``).
@@ -820,7 +821,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         ±1.96 std covers 95 % of the held-out points (``std_scale_``; AMF's
         own spread is not calibrated).  Otherwise as False.  Default
         ``MondrianForestRegressor()``, test RMSE (sd units; 'auto' against
-        False): CPU 0.255 / 0.304, concrete 0.384 / 0.439, energy 0.127 /
+        False): CPU 0.261 / 0.304, concrete 0.384 / 0.439, energy 0.127 /
         0.146, CCPP 0.205 / 0.208, a smooth synthetic set 0.138 / 0.139
         (``asv_bench/mondrian_forest_check.py``, seed 0).
     step : 'auto' or float, default='auto'
@@ -1576,8 +1577,8 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     def _fit_bytes_per_node(self, n_features: int) -> float:
         """Peak bytes of ``fit`` per node of the final trees, as the
         regressor's with the class counts for its statistics (measured:
-        3·10⁵ synthetic rows of 8 features, two classes, 100 trees, 3.2·10⁷
-        nodes, a peak of 10.6 GiB, 359 bytes a node; this gives 416)."""
+        3·10⁵ synthetic rows of 8 features, two classes, 100 trees, 3.6·10⁷
+        nodes, a peak of 12.1 GiB, 355 bytes a node; this gives 416)."""
         return 2.0 * node_bytes(n_features) + 8.0 * max(int(self.classes_.size), 2)
 
     def _compute_stats(self) -> None:
