@@ -727,3 +727,21 @@ def test_auto_lifetime_is_lowered_to_fit_the_available_memory(monkeypatch, make)
     monkeypatch.setattr(fm, "available_memory", lambda: 10**5)
     with pytest.raises(MemoryError, match="n_trees=20"):
         make().fit(X, target)
+
+
+@pytest.mark.parametrize("cls", [MondrianForestRegressor, MondrianForestClassifier])
+def test_at_most_max_scored_points_are_held_out(monkeypatch, cls):
+    """The held-out part is validation_fraction of the points, at most
+    MAX_SCORED of them (all of which score); the trees end up with every
+    point either way."""
+    import mondrian.forest.estimators as fe
+
+    seen = []
+    walk = fe._held_out_paths
+    monkeypatch.setattr(fe, "_held_out_paths", lambda f, X, t: seen.append(len(X)) or walk(f, X, t))
+    X, y = _data(400)
+    target = y if cls is MondrianForestRegressor else y > 1.0
+    for cap, held in ((1000, 80), (30, 30)):
+        monkeypatch.setattr(fe, "MAX_SCORED", cap)
+        model = cls(n_trees=5, random_state=0).fit(X, target)
+        assert seen[-1] == held and model.forest_.n_points == 400
