@@ -17,11 +17,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._dask import is_dask_collection
-from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
-                          resolve_n_jobs)
-from .features.mondrian import MondrianFeatures, SharesTreesOnCopy, _column_rank
+from ._validation import (available_memory, check_array_input, check_bool, check_int,
+                          check_positive_float, resolve_n_jobs)
+from .features.mondrian import (MEMORY_SHARE, MondrianFeatures, SharesTreesOnCopy,
+                                _column_rank)
 
-__all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution"]
+__all__ = ["MondrianKernelRidge", "ridge_solve", "RidgeSolution", "gram_cholesky_pays"]
 
 #: Largest min(C, N) for which ``solver='auto'`` picks the dense Cholesky
 #: solve: an (n x n) float64 matrix of 3000² entries takes 72 MB and factorises
@@ -30,9 +31,23 @@ AUTO_CHOLESKY_MAX = 3000
 
 #: :class:`MondrianKernelRidge` builds ΦᵀΦ in C from the trees (much faster
 #: than the sparse product), so with ``solver='auto'`` it factorises the
-#: primal system up to this many columns (a 6000² matrix takes 288 MB; on the
-#: CPU data, 5056 columns: 1.4 s against 2.9 s for CG at tol 1e-8).
+#: primal system at least up to this many columns (a 6000² matrix takes 288
+#: MB; on the CPU data, 5056 columns: 1.4 s against 2.9 s for CG at tol
+#: 1e-8), and above while :func:`gram_cholesky_pays`.
 AUTO_GRAM_CHOLESKY_MAX = 6000
+
+#: The cost model of :func:`gram_cholesky_pays`, in flops of the Cholesky
+#: factorisation (about 3·10¹⁰ a second on two cores here): one tree-pair
+#: count of the Gram matrix costs GRAM_PAIR_COST of them (1 ns), one stored
+#: entry of Φ in one CG iteration (its products with Φ and Φᵀ) CG_ENTRY_COST
+#: (2.3 ns: CPU data, 350 trees, 5.3 ms an iteration), and CG to the default
+#: tol=1e-8 takes about CG_ITERATIONS iterations (550 on the CPU data).
+GRAM_PAIR_COST = 30.0
+CG_ENTRY_COST = 70.0
+CG_ITERATIONS = 500
+#: Bytes per entry of the C x C system that the exact route holds at its peak
+#: (the Gram matrix, its reordered copy and the factor).
+CHOLESKY_BYTES = 24.0
 
 _SOLVERS = ("auto", "cholesky", "cg")
 
@@ -40,6 +55,28 @@ _SOLVERS = ("auto", "cholesky", "cg")
 #: new rows (2·b·C² flops) while that is cheaper than factorising again from
 #: the Gram matrix of every point seen (C³/3 flops): while 6·b < C.
 ONLINE_UPDATE_RATIO = 6
+
+
+def gram_cholesky_pays(n_points: int, n_columns: int, n_trees: int) -> bool:
+    """Whether ``MondrianKernelRidge(solver='auto')`` takes the exact primal
+    route for N points, C columns and M trees: C ≤ N, and either C ≤
+    :data:`AUTO_GRAM_CHOLESKY_MAX`, or the Gram matrix (N·M²/2 tree-pair
+    counts) and its factorisation (C³/3 flops) cost less than CG to the
+    default tolerance (:data:`CG_ITERATIONS` iterations over the N·M entries
+    of Φ) and the C x C system fits in
+    :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the available memory.
+    On 10⁶ synthetic rows of 8 features (100 trees at λ₀, 7919 columns) CG
+    took 322 s where this route takes seconds."""
+    n, c, m = float(n_points), float(n_columns), float(n_trees)
+    if c > n:
+        return False
+    if c <= AUTO_GRAM_CHOLESKY_MAX:
+        return True
+    available = available_memory()
+    if available is None or CHOLESKY_BYTES * c * c > MEMORY_SHARE * available:
+        return False
+    exact = c**3 / 3.0 + GRAM_PAIR_COST * n * m * (m - 1.0) / 2.0
+    return exact < CG_ITERATIONS * CG_ENTRY_COST * n * m
 
 
 class RidgeSolution:
@@ -264,8 +301,10 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         See :func:`ridge_solve`: exact Cholesky (primal or dual, whichever is
         smaller) or Jacobi-preconditioned conjugate gradients to ``tol``.
         'auto' factorises the primal system, with ΦᵀΦ built in C
-        (:meth:`MondrianFeatures.gram`), while the number of columns C is at
-        most min(N, 6000), and otherwise follows :func:`ridge_solve`.
+        (:meth:`MondrianFeatures.gram`), for C ≤ N columns up to 6000, and
+        above where that costs less than CG and fits in memory
+        (:func:`gram_cholesky_pays`); otherwise it follows
+        :func:`ridge_solve`.
     tol : float, default=1e-8
         Relative residual tolerance of the 'cg' solver.  On the CPU data
         (M = 350, λ = 1e-6, α = 0.1) 1e-8 gives weights within 3e-6
@@ -362,7 +401,7 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         mean = y.mean(axis=0)
         n, c = Phi.shape
         solver = self.solver
-        if solver == "auto" and c <= min(n, AUTO_GRAM_CHOLESKY_MAX):
+        if solver == "auto" and gram_cholesky_pays(n, c, features.forest_.n_trees):
             solver = "cholesky"
         gram = features.gram() if solver == "cholesky" and c <= n else None
         sol = ridge_solve(Phi, y - mean, alpha, solver=solver, tol=self.tol, gram=gram)
@@ -406,9 +445,9 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         ``dtpqrt``, Householder reflections, 2·b·C² flops).  When
         ``ONLINE_UPDATE_RATIO``·b ≥ C, factorising ΦᵀΦ + αI again (C³/3
         flops, ΦᵀΦ from the trees) is cheaper and is done instead.  Then
-        ŵ costs two triangular solves.  Memory: C² doubles for R, so with
-        ``solver='auto'`` this route is taken while C ≤ 6000
-        (``AUTO_GRAM_CHOLESKY_MAX``, as ``fit``).
+        ŵ costs two triangular solves.  Memory: C² doubles for R; with
+        ``solver='auto'`` this route is taken where ``fit`` would take it
+        (:func:`gram_cholesky_pays` for every point seen).
 
         Above that size (or with ``solver='cg'``) the weights are found by
         conjugate gradients on the features of every point seen (kept by
@@ -459,8 +498,8 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         state.add(Phi, y)
         mean = state.y_sum / state.n
         rhs = state.phi_t_y - np.multiply.outer(state.phi_t_1, mean)
-        exact = self.solver == "cholesky" or (
-            self.solver == "auto" and (c <= AUTO_GRAM_CHOLESKY_MAX or not stores))
+        exact = self.solver == "cholesky" or (self.solver == "auto" and (
+            not stores or gram_cholesky_pays(state.n, c, features.forest_.n_trees)))
         if exact:
             if (state.factor is None or state.alpha != alpha
                     or (stores and ONLINE_UPDATE_RATIO * b >= c)):

@@ -169,3 +169,43 @@ def test_multi_output_estimator(problem):
     single = MondrianKernelRidge(n_trees=10, lifetime=2.0, alpha=0.5, random_state=0).fit(X, y ** 2)
     assert model.predict(X).shape == (400, 2)
     assert np.allclose(model.predict(X)[:, 1], single.predict(X), atol=1e-9)
+
+
+def test_auto_solver_takes_the_exact_route_where_it_costs_less(monkeypatch):
+    """gram_cholesky_pays: up to AUTO_GRAM_CHOLESKY_MAX columns always (C ≤ N);
+    above, by the cost model, and only while the C x C system fits."""
+    import mondrian.ridge as r
+
+    monkeypatch.setattr(r, "available_memory", lambda: 16 * 2**30)
+    assert r.gram_cholesky_pays(6554, 5056, 350)           # CPU data
+    assert not r.gram_cholesky_pays(3000, 5056, 350)       # more columns than points
+    # 10⁶ rows, 100 trees, 7919 columns: 3.2e11 flops exact against 3.5e12 of CG
+    assert r.gram_cholesky_pays(10**6, 7919, 100)
+    # 10⁵ rows, 1000 trees, 20 000 columns: the Gram matrix's 5e11 pair
+    # counts tip it to CG (4.2e12 against 3.5e12)
+    assert not r.gram_cholesky_pays(10**5, 20000, 1000)
+    # the 7919² system (1.5 GB at its peak) where 1 GB is available: CG
+    monkeypatch.setattr(r, "available_memory", lambda: 2**30)
+    assert not r.gram_cholesky_pays(10**6, 7919, 100)
+    assert r.gram_cholesky_pays(10**6, 6000, 100)           # at most 6000: always
+
+
+def test_estimator_auto_solver_follows_the_cost_model(monkeypatch):
+    """Above AUTO_GRAM_CHOLESKY_MAX (lowered here) the estimator factorises
+    where the model says so, else runs CG: the same weights to CG's
+    tolerance."""
+    import mondrian.ridge as r
+
+    rng = np.random.default_rng(0)
+    X = rng.random((2000, 3))
+    y = np.sin(6 * X[:, 0]) + 0.1 * rng.standard_normal(2000)
+    # (ridge_solve's own dense route for small systems lowered too)
+    monkeypatch.setattr(r, "AUTO_GRAM_CHOLESKY_MAX", 10)
+    monkeypatch.setattr(r, "AUTO_CHOLESKY_MAX", 10)
+    exact = MondrianKernelRidge(n_trees=20, lifetime=3.0, alpha=0.1, random_state=0).fit(X, y)
+    assert exact.solver_ == "cholesky-primal"
+    monkeypatch.setattr(r, "available_memory", lambda: 10**5)   # the system does not fit
+    cg = MondrianKernelRidge(n_trees=20, lifetime=3.0, alpha=0.1, random_state=0).fit(X, y)
+    assert cg.solver_ == "cg"
+    # CG to relative residual 1e-8: the weights agree to about that
+    np.testing.assert_allclose(cg.coef_, exact.coef_, rtol=0, atol=1e-5 * np.abs(exact.coef_).max())
