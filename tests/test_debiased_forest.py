@@ -318,3 +318,30 @@ def test_results_do_not_depend_on_threads():
            .predict(X_test, return_std=True) for k in (1, 2)]
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
+
+
+def test_auto_lifetime_is_lowered_to_fit_the_available_memory(monkeypatch):
+    """lifetime='auto' keeps the rule's λ where the trees fit (and then the
+    same trees), and lowers it where they would not: the trees grown to
+    max(a_r)·λ then fill about MEMORY_SHARE (0.75) of the memory."""
+    import mondrian.features.mondrian as fm
+    from mondrian.forest.debiased import FIT_NODE_EXTRA_BYTES
+
+    rng = np.random.default_rng(0)
+    X = rng.random((3000, 2))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(3000)
+    free = DebiasedMondrianForestRegressor(n_trees=20, random_state=0, n_jobs=2).fit(X, y)
+    assert not free.memory_capped_ and free.lifetime_rule_ == "aimse"
+    per_node = fm.node_bytes(2) + FIT_NODE_EXTRA_BYTES
+    overhead = fm._MemoryBudget(X, 20, 2).fixed() + (8 << 20)
+    available = int(0.5 * free.features_.forest_.n_nodes * per_node) + overhead
+    monkeypatch.setattr(fm, "available_memory", lambda: available)
+    capped = DebiasedMondrianForestRegressor(n_trees=20, random_state=0, n_jobs=2).fit(X, y)
+    assert capped.memory_capped_ and capped.lifetime_ < free.lifetime_
+    assert capped.features_.lifetime_ == pytest.approx(1.5 * capped.lifetime_, rel=1e-12)
+    used = overhead + capped.features_.forest_.n_nodes * per_node
+    # aimed at 0.75 of it, from two pilot trees' node counts (a few % apart
+    # from the forest's mean here)
+    assert 0.5 * available <= used <= 0.9 * available
+    mean, ci = capped.predict(X[:5], return_ci=True)
+    assert np.all(ci[:, 0] < mean) and np.all(mean < ci[:, 1])

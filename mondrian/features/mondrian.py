@@ -830,13 +830,13 @@ class _MemoryBudget:
             self._refuse(f"{what} (about {estimate:.3g} nodes, estimated from "
                          f"{k} pilot trees)", self.peak(estimate), self._advice(lifetime))
 
-    def largest_lifetime(self, X: np.ndarray, lifetime: float, rng: np.random.Generator,
+    def largest_lifetime(self, X: np.ndarray, lifetime: float, random_state,
                          bytes_per_node: float, n_final: int | None = None,
                          share: float = MEMORY_SHARE) -> tuple[float, bool]:
         """The largest λ ≤ ``lifetime`` whose forest fits in memory.
 
         The forest is the one that ``MondrianFeatures(n_trees=M,
-        random_state=rng).fit(X)`` grows (X: the budget's N points), once its
+        random_state=random_state).fit(X)`` grows (X: the budget's N points), once its
         trees hold ``n_final`` >= N points (points inserted later add nodes
         in proportion); it must need at most ``share`` of the available
         memory, at ``bytes_per_node`` bytes a node (the caller's whole peak
@@ -845,7 +845,8 @@ class _MemoryBudget:
         :meth:`peak`).  If the bound 2·min(N, ∏(1 + λ·extent)) - 1 nodes a
         tree fits, that is ``lifetime``.  Otherwise :data:`PILOT_TREES`
         trees are grown to ``lifetime`` on copies of the first trees'
-        streams (``rng`` is not advanced; distributed as the forest's trees,
+        streams (drawn from a copy of ``random_state``, which is not
+        advanced; distributed as the forest's trees,
         though not the same: a tree grown to a smaller lifetime draws its
         cuts in another order), their nodes at every λ counted from their
         split times (a tree pruned at λ has 1 + 2·#{splits at times ≤ λ}
@@ -875,7 +876,8 @@ class _MemoryBudget:
         if 2.0 * k * (2.0 * self.n - 1.0) * node_bytes(self.d) > share * self.available:
             return lifetime, False
         pilot = Forest(k, self.d)
-        pilot.fit(X, lifetime, copy.deepcopy(rng).bit_generator.spawn(k), min(k, self.n_threads),
+        rng = check_random_generator(copy.deepcopy(random_state))
+        pilot.fit(X, lifetime, rng.bit_generator.spawn(k), min(k, self.n_threads),
                   rotation="uniform" if self.rotated else None)
         times = np.sort(pilot.tau[np.isfinite(pilot.tau)])
         del pilot
