@@ -226,3 +226,28 @@ def test_embedding_does_not_depend_on_the_units_of_x():
     for factor in (1e-170, 1e160):
         Z = DisentanglingEmbedding(random_state=0, max_epochs=5).fit_transform(X * factor)
         np.testing.assert_allclose(Z, ref, rtol=0, atol=1e-12)
+
+
+def test_auto_epochs_take_the_papers_steps_whatever_the_rows():
+    """max_epochs='auto': 1200 Adam steps (the last epoch cut short), at most
+    100 epochs (the radius grows with every step, not every epoch)."""
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    emb = DisentanglingEmbedding(batch_size=3, random_state=0).fit(X)      # 100 a epoch
+    assert emb.n_epochs_ == 12 and emb.n_iter_ == 1200
+    emb = DisentanglingEmbedding(batch_size=7, random_state=0).fit(X)      # 43 a epoch
+    assert emb.n_epochs_ == 28 and emb.n_iter_ == 1200
+    emb = DisentanglingEmbedding(batch_size=256, random_state=0).fit(X)    # 2 a epoch
+    assert emb.n_epochs_ == 100 and emb.n_iter_ == 200
+    with pytest.raises(ValueError, match="max_epochs"):
+        DisentanglingEmbedding(max_epochs="many").fit(X)
+
+
+def test_a_runaway_radius_is_reported():
+    """Eq. (10) has no maximum in the prior's radius: with a large step the
+    log-radius grows by about the step each iteration until its gradient
+    squares to infinity, which is refused with the reason."""
+    X = np.random.default_rng(0).normal(size=(32, 3))
+    emb = DisentanglingEmbedding(learning_rate=0.5, max_epochs=2000, batch_size=32,
+                                 random_state=0)
+    with pytest.raises(FloatingPointError, match="radius"):
+        emb.fit(X)

@@ -35,6 +35,12 @@ from .._validation import (check_array_input, check_int, check_positive_float,
 __all__ = ["DisentanglingEmbedding", "prior_directions"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+#: ``max_epochs='auto'``: the Adam steps of Appendix C's training on the
+#: SSGP paper's Abalone split (100 epochs of 2927 rows in minibatches of 256:
+#: 12 a epoch), in at most :data:`AUTO_MAX_EPOCHS` epochs.
+AUTO_STEPS = 1200
+AUTO_MAX_EPOCHS = 100
 _ACTIVATIONS = ("relu", "tanh")
 _OUTPUTS = ("latent", "reconstruction")
 
@@ -378,8 +384,15 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
       ``max_epochs`` epochs.  There is no convergence test on purpose: as
       Eq. (10) is written, β Σ KL(N_i ‖ N_j) grows as r² without bound, so
       L_{α,β} has no maximum and the learnt radius keeps growing (by at most
-      about ``learning_rate`` in log r per step); the number of epochs sets
-      how far the clusters are pushed apart.
+      about ``learning_rate`` in log r per step); the number of *steps* sets
+      how far the clusters are pushed apart, and faster than linearly: the
+      radius's gradient grows as r², and Adam's steps with it (10⁶ rows,
+      one epoch of 3907 steps: r from 2 to 1.6·10⁵; 100 epochs pushed log r
+      past 300, where r² overflows).  So ``max_epochs='auto'`` takes the
+      steps of the paper's training on Abalone (:data:`AUTO_STEPS`: 100
+      epochs of its 2927 rows) whatever the number of rows -- 100 epochs
+      up to 3072 rows (at the default batch size), 30 of 10⁴, and above
+      12·256 rows a epoch the last one cut short -- at most 100 epochs.
 
     Parameters
     ----------
@@ -404,8 +417,11 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         Adam step size.
     batch_size : int, default=256
         Minibatch size (capped at the number of samples).
-    max_epochs : int, default=100
-        Passes over the data.
+    max_epochs : int or 'auto', default='auto'
+        Passes over the data; 'auto': :data:`AUTO_STEPS` (1200) Adam steps,
+        in at most 100 epochs, the last one possibly cut short (see
+        Training above): 100 epochs up to 3072 rows at the default batch
+        size.
     output : {'latent', 'reconstruction'}, default='latent'
         What ``transform`` returns: μ(x) or x̂(μ(x)) in the input's units.
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
@@ -434,6 +450,9 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         (KL(q(z|x) ‖ p(z))), ``'kl_aggregate'`` and ``'separation'``.
     n_iter_ : int
         Number of Adam steps taken.
+    n_epochs_ : int
+        Number of epochs run (the last one possibly cut short by
+        ``max_epochs='auto'``).
 
     Examples
     --------
@@ -449,7 +468,7 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
                  beta: float = 1.2, hidden_layer_sizes: tuple[int, ...] = (10, 10),
                  activation: str = "relu", prior_radius: float = 2.0,
                  prior_scale: float = 1.0, learning_rate: float = 1e-3,
-                 batch_size: int = 256, max_epochs: int = 100, output: str = "latent",
+                 batch_size: int = 256, max_epochs: int | str = "auto", output: str = "latent",
                  random_state=None):
         self.n_latent = n_latent
         self.n_clusters = n_clusters
@@ -485,7 +504,13 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         prior_scale = check_positive_float(self.prior_scale, "prior_scale")
         lr = check_positive_float(self.learning_rate, "learning_rate")
         batch_size = check_int(self.batch_size, "batch_size")
-        max_epochs = check_int(self.max_epochs, "max_epochs")
+        if isinstance(self.max_epochs, str):
+            if self.max_epochs != "auto":
+                raise ValueError(f"max_epochs must be 'auto' or an integer >= 1, got "
+                                 f"{self.max_epochs!r}")
+            max_epochs = "auto"
+        else:
+            max_epochs = check_int(self.max_epochs, "max_epochs")
         prior_directions(n_clusters, n_latent)          # raises if b > 2d
         return (n_latent, n_clusters, alpha, beta, hidden, prior_radius, prior_scale, lr,
                 batch_size, max_epochs)
@@ -517,6 +542,11 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         v = np.zeros_like(theta)
         b1, b2, eps = 0.9, 0.999, 1e-8
         B = min(batch_size, n)
+        max_steps = None
+        if max_epochs == "auto":
+            batches = -(-n // B)
+            max_epochs = min(AUTO_MAX_EPOCHS, -(-AUTO_STEPS // batches))
+            max_steps = AUTO_STEPS
         step = 0
         self.loss_curve_ = []
         self.history_ = {key: [] for key in ("reconstruction", "kl", "kl_aggregate",
@@ -525,6 +555,8 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
             order = rng.permutation(n)
             total, parts_sum, n_batches = 0.0, dict.fromkeys(self.history_, 0.0), 0
             for start in range(0, n, B):
+                if step == max_steps:
+                    break
                 idx = order[start:start + B]
                 E = rng.standard_normal((idx.size, n_latent))
                 loss, grad, parts = vae.loss_and_grad(theta, Xs[idx], E)
@@ -534,7 +566,15 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
                         f"lower learning_rate (now {lr!r}) or standardise X")
                 step += 1
                 m = b1 * m + (1.0 - b1) * grad
-                v = b2 * v + (1.0 - b2) * grad * grad
+                with np.errstate(over="ignore"):
+                    v = b2 * v + (1.0 - b2) * grad * grad
+                if not np.all(np.isfinite(v)):
+                    raise FloatingPointError(
+                        f"a squared gradient overflowed at epoch {epoch} (step {step}), "
+                        f"the prior's radius at {np.exp(vae.layout.views(theta)['rho']):.3g}: "
+                        "Eq. (10)'s separation term has no maximum in the radius, which "
+                        "grows with every step; take fewer max_epochs or a smaller "
+                        "learning_rate")
                 m_hat = m / (1.0 - b1 ** step)
                 v_hat = v / (1.0 - b2 ** step)
                 theta = theta - lr * m_hat / (np.sqrt(v_hat) + eps)
@@ -548,6 +588,7 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         self._vae = vae
         self.params_ = theta
         self.n_iter_ = step
+        self.n_epochs_ = len(self.loss_curve_)
         self.radius_ = float(np.exp(vae.layout.views(theta)["rho"]))
         self.prior_means_ = vae.prior_means(theta)
         self.prior_weights_ = np.exp(vae.log_pi)
