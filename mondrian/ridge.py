@@ -446,7 +446,8 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         ``ONLINE_UPDATE_RATIO``·b ≥ C, factorising ΦᵀΦ + αI again (C³/3
         flops, ΦᵀΦ from the trees) is cheaper and is done instead.  Then
         ŵ costs two triangular solves.  Memory: C² doubles for R; with
-        ``solver='auto'`` this route is taken where ``fit`` would take it
+        ``solver='auto'`` this route is taken up to 6000 columns
+        (``AUTO_GRAM_CHOLESKY_MAX``) and above where ``fit`` would take it
         (:func:`gram_cholesky_pays` for every point seen).
 
         Above that size (or with ``solver='cg'``) the weights are found by
@@ -498,8 +499,12 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         state.add(Phi, y)
         mean = state.y_sum / state.n
         rhs = state.phi_t_y - np.multiply.outer(state.phi_t_1, mean)
+        # Up to AUTO_GRAM_CHOLESKY_MAX columns the factor is kept even with
+        # more columns than points (early in a stream); above, where fit
+        # would factorise.
         exact = self.solver == "cholesky" or (self.solver == "auto" and (
-            not stores or gram_cholesky_pays(state.n, c, features.forest_.n_trees)))
+            not stores or c <= AUTO_GRAM_CHOLESKY_MAX
+            or gram_cholesky_pays(state.n, c, features.forest_.n_trees)))
         if exact:
             if (state.factor is None or state.alpha != alpha
                     or (stores and ONLINE_UPDATE_RATIO * b >= c)):
