@@ -383,10 +383,10 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
       defaults, Appendix C) on shuffled minibatches for exactly
       ``max_epochs`` epochs.  There is no convergence test on purpose: as
       Eq. (10) is written, β Σ KL(N_i ‖ N_j) grows as r² without bound, so
-      L_{α,β} has no maximum and the learnt radius keeps growing (by at most
-      about ``learning_rate`` in log r per step); the number of *steps* sets
-      how far the clusters are pushed apart, and faster than linearly: the
-      radius's gradient grows as r², and Adam's steps with it (10⁶ rows,
+      L_{α,β} has no maximum and the learnt radius keeps growing; the number
+      of *steps* sets how far the clusters are pushed apart, and faster than
+      linearly: the radius's gradient grows as r², and Adam's steps in log r
+      beyond ``learning_rate`` with it (10⁶ rows,
       one epoch of 3907 steps: r from 2 to 1.6·10⁵; 100 epochs pushed log r
       past 300, where r² overflows).  So ``max_epochs='auto'`` takes the
       steps of the paper's training on Abalone (:data:`AUTO_STEPS`: 100
