@@ -816,19 +816,27 @@ class _MemoryBudget:
         if self.peak(bound) <= self.available:
             return
         k = min(self.m, PILOT_TREES)
-        pilot_peak = self.fixed() * k / self.m + 2 * k * (2.0 * self.n - 1) * node_bytes(self.d)
         what = (f"growing n_trees={self.m} trees on {self.n} points to lifetime "
                 f"{lifetime:.6g}")
-        if pilot_peak > self.available:
+        if self._pilot_peak(k) > self.available:
             self._refuse(what, self.peak(bound), self._advice(lifetime))
-        pilot = Forest(k, self.d)
-        pilot.fit(X, lifetime, [copy_bit_generator(g) for g in streams[:k]], 1,
-                  rotation="uniform" if self.rotated else None)
-        estimate = self.m * pilot.n_nodes / k
-        del pilot
+        estimate = self.m * self._pilot(X, lifetime, [copy_bit_generator(g)
+                                                      for g in streams[:k]], 1).n_nodes / k
         if self.peak(estimate) > self.available:
             self._refuse(f"{what} (about {estimate:.3g} nodes, estimated from "
                          f"{k} pilot trees)", self.peak(estimate), self._advice(lifetime))
+
+    def _pilot_peak(self, k: int) -> float:
+        """Peak bytes of k pilot trees: their share of :meth:`fixed` and at
+        most 2N - 1 nodes each, twice (grown, then packed)."""
+        return self.fixed() * k / self.m + 2.0 * k * (2.0 * self.n - 1.0) * node_bytes(self.d)
+
+    def _pilot(self, X: np.ndarray, lifetime: float, streams: list, n_threads: int) -> Forest:
+        """The pilot trees, one per stream, grown on X to ``lifetime``
+        (rotated if the budget's forest is)."""
+        pilot = Forest(len(streams), self.d)
+        pilot.fit(X, lifetime, streams, n_threads, rotation="uniform" if self.rotated else None)
+        return pilot
 
     def largest_lifetime(self, X: np.ndarray, lifetime: float, random_state,
                          bytes_per_node: float, n_final: int | None = None,
@@ -873,14 +881,12 @@ class _MemoryBudget:
         if self.m * (2.0 * leaves - 1.0) <= room:
             return lifetime, False
         k = min(self.m, PILOT_TREES)
-        if 2.0 * k * (2.0 * self.n - 1.0) * node_bytes(self.d) > share * self.available:
+        if self._pilot_peak(k) > share * self.available:
             return lifetime, False
-        pilot = Forest(k, self.d)
         rng = check_random_generator(copy.deepcopy(random_state))
-        pilot.fit(X, lifetime, rng.bit_generator.spawn(k), min(k, self.n_threads),
-                  rotation="uniform" if self.rotated else None)
-        times = np.sort(pilot.tau[np.isfinite(pilot.tau)])
-        del pilot
+        tau = np.asarray(self._pilot(X, lifetime, rng.bit_generator.spawn(k),
+                                     min(k, self.n_threads)).tau)
+        times = np.sort(tau[np.isfinite(tau)])
         # M/k pilot-sized groups, each node count scaled by n_final/N.
         scale = self.m / k * n_final / self.n
         splits = int(np.floor((room / scale - k) / 2.0))

@@ -405,12 +405,14 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         # the others are better grown into the trees than inserted after.
         n_val = min(n - 1, max(1, int(round(params["validation_fraction"] * n))), MAX_SCORED)
         val, train = np.sort(split[:n_val]), np.sort(split[n_val:])
+        X_train = X[train]
         if auto_lifetime:
-            max_lifetime = self._lifetime_in_memory(X[train], max_lifetime, rng, params, n)
+            max_lifetime = self._lifetime_in_memory(X_train, max_lifetime, rng, params, n)
         # Room for the held-out points, which join the trees after the
         # selection: inserted without moving the node arrays.
         self.features_ = self._features(params, max_lifetime, rng)._fit_leaving_room(
-            X[train], n_val)
+            X_train, n_val)
+        del X_train
         self._targets = targets[train].copy()
         self._compute_stats()
         Xs, ts = X[val], targets[val]
@@ -847,8 +849,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     max_lifetime_ : float
         Lifetime Λ the trees are grown to.
     memory_capped_ : bool
-        Whether ``lifetime='auto'`` lowered Λ below 2⁷λ₀ so that the fit
-        fits in the available memory.
+        Whether ``lifetime='auto'`` lowered Λ below its automatic value
+        (2⁷λ₀; 2¹⁴λ₀ with ``aggregation=True``) so that the fit fits in the
+        available memory.
     hyper_ : tuple of float
         The noise fraction σ_y²/σ_H² and κ used.  Selection is a coordinate
         search: with ``lifetime='auto'``, on the held-out points, the
@@ -1418,8 +1421,9 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
     max_lifetime_ : float
         Lifetime Λ the trees are grown to.
     memory_capped_ : bool
-        Whether ``lifetime='auto'`` lowered Λ below 2⁷λ₀ so that the fit
-        fits in the available memory.
+        Whether ``lifetime='auto'`` lowered Λ below its automatic value
+        (2⁷λ₀; 2¹⁴λ₀ with ``aggregation=True``) so that the fit fits in the
+        available memory.
     hyper_ : float
         The discount γλ₀ used.
     validation_scores_ : dict or None

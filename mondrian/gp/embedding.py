@@ -29,8 +29,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (check_array_input, check_int, check_positive_float,
-                           check_random_generator)
+from .._validation import (check_array_input, check_auto_or, check_int,
+                           check_positive_float, check_random_generator)
 
 __all__ = ["DisentanglingEmbedding", "prior_directions"]
 
@@ -504,13 +504,8 @@ class DisentanglingEmbedding(TransformerMixin, BaseEstimator):
         prior_scale = check_positive_float(self.prior_scale, "prior_scale")
         lr = check_positive_float(self.learning_rate, "learning_rate")
         batch_size = check_int(self.batch_size, "batch_size")
-        if isinstance(self.max_epochs, str):
-            if self.max_epochs != "auto":
-                raise ValueError(f"max_epochs must be 'auto' or an integer >= 1, got "
-                                 f"{self.max_epochs!r}")
-            max_epochs = "auto"
-        else:
-            max_epochs = check_int(self.max_epochs, "max_epochs")
+        max_epochs = check_auto_or(self.max_epochs, "max_epochs", check_int,
+                                   "an integer >= 1")
         prior_directions(n_clusters, n_latent)          # raises if b > 2d
         return (n_latent, n_clusters, alpha, beta, hidden, prior_radius, prior_scale, lr,
                 batch_size, max_epochs)
