@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -858,8 +859,10 @@ class _MemoryBudget:
         though not the same: a tree grown to a smaller lifetime draws its
         cuts in another order), their nodes at every λ counted from their
         split times (a tree pruned at λ has 1 + 2·#{splits at times ≤ λ}
-        nodes), and the answer is the split time at which M times their
-        mean count reaches the room.
+        nodes), and the answer is the largest ``lifetime``·2^(-j/4) below
+        the split time at which M times their mean count reaches the room
+        (on a grid, so that the small changes of the available memory from
+        one run to the next leave it where it is).
 
         Returns
         -------
@@ -892,7 +895,13 @@ class _MemoryBudget:
         splits = int(np.floor((room / scale - k) / 2.0))
         if splits >= times.size or splits < 1:
             return lifetime, False
-        return float(times[splits - 1]), True
+        # Down to the grid lifetime·2^(-j/4): the available memory moves from
+        # run to run, the grid value only when it crosses one of the steps.
+        fits = float(times[splits - 1])
+        j = math.ceil(4.0 * math.log2(lifetime / fits))
+        while lifetime * 2.0 ** (-j / 4.0) > fits:
+            j += 1
+        return lifetime * 2.0 ** (-j / 4.0), True
 
     def check_extend(self, forest: Forest, lifetime: float, *, copy: bool) -> None:
         """Refuse an extension whose expected size exceeds the available memory.
