@@ -716,8 +716,8 @@ def test_auto_lifetime_is_lowered_to_fit_the_available_memory(monkeypatch, make)
         model = make().fit(X, target)
         assert model.memory_capped_ and model.max_lifetime_ < free.max_lifetime_
         assert model.lifetime_ <= model.max_lifetime_
-        # on the grid 2^(-j/4) below the automatic value
-        steps = 4.0 * np.log2(free.max_lifetime_ / model.max_lifetime_)
+        # on the grid 2^(-j/16) below the automatic value
+        steps = 16.0 * np.log2(free.max_lifetime_ / model.max_lifetime_)
         assert abs(steps - round(steps)) < 1e-9
         used = overhead + model.forest_.n_nodes * per_node
         # Aimed at MEMORY_SHARE = 0.75 of it, then down to the grid:

@@ -649,7 +649,7 @@ _COMMON_PARAMS = """n_trees : int, default=100
         Where trees grown to 2⁷λ₀ would not fit in memory (100 trees on 8
         features: above about 2·10⁵ rows on a machine with 24 GB, where the
         trees of continuous data isolate every point, 2N nodes each), Λ is the
-        largest lifetime 2⁷λ₀·2^(-j/4) whose fit is expected to need at
+        largest lifetime 2⁷λ₀·2^(-j/16) whose fit is expected to need at
         most :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the
         available memory, counted on two pilot trees (``memory_capped_``;
         the fit then depends on the machine's memory: pass a number for the
