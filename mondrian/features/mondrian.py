@@ -20,7 +20,6 @@ earlier point, numbered after all existing ones (see ``partial_fit``).
 from __future__ import annotations
 
 import copy
-import gc
 import math
 
 import numpy as np
@@ -31,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._ext._forest import Forest, copy_bit_generator
 from .._progress import check_verbose, progress
 from .._scale import lifetime_scale
+from .._streams import spawn_bit_generators
 from .._dask import is_dask_collection
 from .._validation import (available_memory, check_array_input, check_auto_or, check_bool,
                           check_int, check_lifetime, check_random_generator, check_rotation,
@@ -658,17 +658,9 @@ def copy_sharing_trees(obj):
 def spawn_streams(rng: np.random.Generator, n: int) -> list:
     """The bit generators of ``rng.spawn(n)`` (the same streams, and ``rng``'s
     seed sequence advanced by n children as by ``spawn``), without the n
-    ``Generator`` wrappers and with Python's cyclic garbage collector paused:
-    a spawn allocates several container objects per stream, and on forests
-    of thousands of trees the collections it triggered cost as much as the
-    spawning (600 rows, 8606 trees: 0.13-0.36 s, 0.1 s of it collecting)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return rng.bit_generator.spawn(n)
-    finally:
-        if paused:
-            gc.enable()
+    ``Generator`` wrappers: :func:`mondrian._streams.spawn_bit_generators`
+    (in bulk: 600 rows, 12 809 trees, 0.23-0.30 s -> 0.04 s)."""
+    return spawn_bit_generators(rng, n)
 
 
 def node_bytes(n_features: int) -> int:
