@@ -293,11 +293,14 @@ def format_bytes(n: float) -> str:
 MAX_TARGET_NORM = 1e150
 
 
-def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True) -> None:
+def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True,
+                       what: str = "ridge regression") -> None:
     """Reject finite targets too large for ridge regression in doubles.
 
     ``centre=False`` takes y as already centred (e.g. new targets minus the
-    mean of a fitted model's): its own mean is not subtracted.
+    mean of a fitted model's): its own mean is not subtracted.  ``what``
+    names the computation in the message (the default, or a forest's node
+    statistics, a Gaussian process likelihood: they square y too).
 
     Ridge fits and their validation errors square the targets (residual
     sums of squares, ``yᵀy``, the evidence's quadratic form); targets whose
@@ -316,7 +319,7 @@ def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True) -
     if not np.isfinite(norm) or norm > MAX_TARGET_NORM:
         mean = f"mean({name})" if centre else "the fitted mean"
         raise ValueError(
-            f"{name} is too large for ridge regression in double precision: the norm of "
+            f"{name} is too large for {what} in double precision: the norm of "
             f"{name} - {mean} is {norm:.3g} (largest |{name}{'' if centre else ' - ' + mean}| "
             f"{scale:.3g}), above "
             f"{MAX_TARGET_NORM:g}; rescale {name} (e.g. divide it by its standard deviation)")

@@ -331,10 +331,12 @@ def test_review_of_edge_inputs():
     # A batch of equal, huge targets has centred norm 0: checked against
     # the fitted mean instead (std had been NaN).
     model = M.MondrianForestRegressor(n_trees=5, lifetime=2.0, random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="too large"):
+    with pytest.raises(ValueError, match="too large for the forest's node statistics"):
         model.partial_fit(X[:5], np.full(5, 1e200))
-    with pytest.raises(ValueError, match="too large"):
+    with pytest.raises(ValueError, match="too large for a Gaussian process likelihood"):
         M.SparseSpectrumGPRegressor(n_components=8, random_state=0).fit(X, y * 1e155)
+    with pytest.raises(ValueError, match="too large for the forest's node statistics"):
+        M.DebiasedMondrianForestRegressor(random_state=0).fit(X, y * 1e155)
     with pytest.raises(ValueError, match="breaks must be finite"):
         M.LifetimePosterior([0.0, np.nan, 1.0], [0.0, 1.0, 0.5], 2.0)
     with pytest.raises(ValueError, match="X_val has no rows"):

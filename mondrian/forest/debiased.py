@@ -420,7 +420,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         lifetime = check_auto_or(self.lifetime, "lifetime", check_lifetime, "a number >= 0")
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
-        check_target_scale(y)
+        check_target_scale(y, what="the forest's node statistics")
         self.memory_capped_ = False
         if lifetime == "auto":
             try:

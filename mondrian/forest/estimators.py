@@ -997,7 +997,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         amf.check_step(self.step, "step", allow_auto=True)
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
-        check_target_scale(y)
+        check_target_scale(y, what="the forest's node statistics")
         self.y_mean_ = float(np.mean(y))
         var = float(np.var(y))
         self.y_var_ = var if var > 0.0 else 1.0
@@ -1079,7 +1079,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                              f"{forest.n_points} points")
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity")
-        check_target_scale(y)
+        check_target_scale(y, what="the forest's node statistics")
         model.n_features_in_ = features.n_features_in_
         if hasattr(features, "feature_names_in_"):
             model.feature_names_in_ = features.feature_names_in_
@@ -1140,7 +1140,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         y = target_column(y).astype(np.float64, copy=False)
         # Against the fitted mean: a batch of equal, huge targets has a
         # centred norm of 0 but squares to inf in the node statistics.
-        check_target_scale(y - self.y_mean_, "y", centre=False)
+        check_target_scale(y - self.y_mean_, "y", centre=False,
+                           what="the forest's node statistics")
         self._defer_points(X, y - self.y_mean_)
         return self
 

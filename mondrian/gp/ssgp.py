@@ -940,7 +940,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             X, y = check_array_input(self, X, y=y, reset=True, y_numeric=True)
             y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
         # yᵀy, the quadratic forms and the normalisation square the targets.
-        check_target_scale(y)
+        check_target_scale(y, what="a Gaussian process likelihood")
         verbose = check_verbose(self.verbose)
         rng = check_random_generator(self.random_state)
 
