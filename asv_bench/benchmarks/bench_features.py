@@ -6,6 +6,8 @@ together with the scikit-learn ``ExtraTreesRegressor`` of the same size
 (350 trees, one random feature per split, 15 leaves, no bootstrap: about the
 work of growing the Mondrian trees), measured in the same run.
 """
+import numpy as np
+
 from ._cpu import cpu_arrays, relative_error
 
 try:
@@ -102,3 +104,25 @@ class GrowthMillionRows:
 
     def time_fit(self):
         MondrianFeatures(n_trees=20, lifetime=0.227, random_state=0, n_jobs=2).fit(self.X)
+
+
+class SpawnStreams:
+    """The trees' numpy streams: ``rng.spawn(n)``'s bit generators, spawned in
+    bulk by ``mondrian._streams`` (the same streams; numpy's own spawn for
+    reference).  10⁴ streams is the width path's second search on a few
+    hundred rows."""
+    params = [1000, 13000]
+    param_names = ["n_streams"]
+
+    def setup(self, n):
+        try:
+            from mondrian._streams import spawn_bit_generators
+        except ImportError:  # older commits
+            raise NotImplementedError
+        self.spawn = spawn_bit_generators
+
+    def time_bulk(self, n):
+        self.spawn(np.random.default_rng(0), n)
+
+    def time_numpy_spawn(self, n):
+        np.random.default_rng(0).bit_generator.spawn(n)
