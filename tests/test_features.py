@@ -415,7 +415,7 @@ def test_transform_fast_and_full_validation_agree(rng):
 def test_spawn_streams_are_the_generators_spawn_and_restore_the_collector():
     import gc
 
-    from mondrian.features.mondrian import spawn_streams
+    from mondrian._streams import spawn_bit_generators as spawn_streams
 
     a, b = np.random.default_rng(5), np.random.default_rng(5)
     for n in (7, 3):  # twice: the parent's counter moves on as with spawn
