@@ -395,3 +395,22 @@ def test_dot_product_kernels_beyond_double_precision_are_refused():
     for case in cases:
         with pytest.raises(ValueError, match="overflow double precision"):
             case()
+
+
+def test_forest_partial_fit_refuses_a_joint_range_that_overflows():
+    """Points kept aside by partial_fit are checked when they arrive: a range
+    that overflows together with the trees' and the other waiting points'
+    is refused at that call (naming X), and the refused points are not
+    kept; points inside the range already checked are accepted."""
+    import mondrian as M
+    X = np.random.default_rng(0).random((50, 2))
+    for model in (M.MondrianForestRegressor(n_trees=3, random_state=0),
+                  M.MondrianForestRegressor(n_trees=3, random_state=0, aggregation=True)):
+        model.fit(X, X[:, 0])
+        model.partial_fit(np.array([[1e308, 0.5]]), [0.0])    # range 1e308: finite
+        model.partial_fit(np.array([[0.5, 0.5]]), [0.0])      # inside: no new check
+        with pytest.raises(ValueError, match="X: the feature ranges of X and the fitted"):
+            model.partial_fit(np.array([[-1e308, 0.5]]), [0.0])
+        assert sum(c[0].shape[0] for c in model.__dict__["_pending"]) == 2
+        assert model.predict(X[:2]).shape == (2,)      # the two kept points inserted
+        assert model.forest_.n_points == 52
