@@ -194,7 +194,7 @@ def _bulk(bg: np.random.BitGenerator, n: int) -> list | None:
             child = _restore(_SpawnedSeq, entropy, 0, pools[i], pool_size, key + (first + i,))
             child._first = words[i]
             kids.append(np.random.PCG64(child))
-    except (AttributeError, TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError, IndexError):
         return None
     # The parent moves on by n children, as with spawn.
     seq.__setstate_cython__((entropy, first + n, seq.pool, pool_size, seq.spawn_key))

@@ -96,3 +96,19 @@ def test_forest_streams_are_the_estimators_spawn():
         assert f.n_nodes == ref.n_nodes
         for name in ("parent", "feature", "threshold", "tau", "lower", "upper"):
             np.testing.assert_array_equal(getattr(f, name), getattr(ref, name))
+
+
+def test_a_numpy_without_the_restoring_hook_gets_numpys_spawn(monkeypatch):
+    """If numpy's seed sequence cannot be restored from its state (another
+    numpy's internals), the spawn is numpy's own, and the parent moves on by
+    exactly n children (not twice)."""
+    import mondrian._streams as streams
+
+    def broken(*args, **kwargs):
+        raise AttributeError("no __setstate_cython__")
+
+    monkeypatch.setattr(streams, "_restore", broken)
+    a, b = _pair(4)
+    ours = spawn_bit_generators(a, 64)
+    _same(ours, [g.bit_generator for g in b.spawn(64)])
+    assert a.bit_generator.seed_seq.n_children_spawned == 64
