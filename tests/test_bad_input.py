@@ -414,3 +414,26 @@ def test_forest_partial_fit_refuses_a_joint_range_that_overflows():
         assert sum(c[0].shape[0] for c in model.__dict__["_pending"]) == 2
         assert model.predict(X[:2]).shape == (2,)      # the two kept points inserted
         assert model.forest_.n_points == 52
+
+
+def test_target_scale_bound_at_its_edge():
+    """``check_target_scale`` refuses exactly the targets whose centred norm
+    exceeds MAX_TARGET_NORM: its shortcut (√n·max|y| within the bound
+    implies the norm is) accepts nothing the norm would refuse."""
+    from mondrian._validation import MAX_TARGET_NORM, check_target_scale
+    edge = MAX_TARGET_NORM / np.sqrt(2.0)
+    check_target_scale(np.array([edge, -edge]) * (1 - 1e-9))       # norm just below
+    with pytest.raises(ValueError, match="too large"):
+        check_target_scale(np.array([edge, -edge]) * (1 + 1e-9))   # norm just above
+    check_target_scale(np.full(7, 0.9 * MAX_TARGET_NORM))           # centred norm 0
+    with pytest.raises(ValueError, match="too large"):
+        check_target_scale(np.full(7, 0.9 * MAX_TARGET_NORM), centre=False)
+    rng = np.random.default_rng(0)
+    for _ in range(200):   # the shortcut and the norm agree on random scales
+        y = rng.standard_normal(rng.integers(1, 9)) * 10.0 ** rng.uniform(145, 152)
+        norm = np.linalg.norm(y - y.mean())
+        if norm > MAX_TARGET_NORM * (1 + 1e-12):
+            with pytest.raises(ValueError):
+                check_target_scale(y)
+        elif norm < MAX_TARGET_NORM * (1 - 1e-12):
+            check_target_scale(y)
