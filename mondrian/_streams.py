@@ -10,7 +10,7 @@ a third of that fit.  The arithmetic of a child is the same for every
 child but for its last spawn-key word, so :func:`spawn_bit_generators`
 does it for all n children at once, on numpy arrays, and hands each
 bit generator its precomputed state: the same generators, bit for bit,
-about 2 µs a child.
+about 2-3 µs a child.
 
 The seed sequence's algorithm (O'Neill's ``seed_seq`` design, as numpy's
 ``SeedSequence`` implements it), with all arithmetic modulo 2³²:
@@ -32,8 +32,8 @@ Only the default case is done in bulk -- a :class:`numpy.random.PCG64`
 parent with a plain ``SeedSequence`` -- and only after the first and last
 children's states have been checked against numpy's own; anything else
 (another bit generator, a custom seed sequence, a numpy whose seed
-sequence cannot be restored from its state) goes through
-``BitGenerator.spawn``.
+sequence cannot be restored from its state, fewer than :data:`BULK_MIN`
+children) goes through ``BitGenerator.spawn``.
 """
 from __future__ import annotations
 

@@ -293,10 +293,15 @@ def format_bytes(n: float) -> str:
 #: the largest double (1.8e308): (1e150)² = 1e300.
 MAX_TARGET_NORM = 1e150
 
+#: ``what`` of :func:`check_target_scale` for the forests, whose node
+#: statistics square the targets.
+FOREST_STATISTICS = "the forest's node statistics"
+
 
 def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True,
                        what: str = "ridge regression") -> None:
-    """Reject finite targets too large for ridge regression in doubles.
+    """Reject finite targets too large to square in doubles (ridge regression,
+    a forest's node statistics, a Gaussian process likelihood).
 
     ``centre=False`` takes y as already centred (e.g. new targets minus the
     mean of a fitted model's): its own mean is not subtracted.  ``what``
@@ -312,13 +317,13 @@ def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True,
     y = np.asarray(y, dtype=np.float64)
     if y.size == 0:
         return
+    scale = float(np.max(np.abs(y)))
     # ‖y - ȳ‖ <= ‖y‖ <= √n·max|y|: within the bound, no norm is needed (the
     # common case, and a stream's one-point batches: a third of their
     # validation); NaN and inf fail the comparison and take the full check.
-    if float(np.max(np.abs(y))) * math.sqrt(y.size) <= MAX_TARGET_NORM:
+    if scale * math.sqrt(y.size) <= MAX_TARGET_NORM:
         return
     with np.errstate(over="ignore", invalid="ignore"):
-        scale = float(np.max(np.abs(y)))
         # Norm of y / scale, then scaled back: no overflow in the squares.
         shift = np.mean(y / scale) if centre and scale > 0 else 0.0
         norm = scale * float(np.linalg.norm(y / scale - shift)) if scale > 0 else 0.0

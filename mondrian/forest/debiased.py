@@ -169,7 +169,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _debias
 from .._scale import lifetime_scale
-from .._validation import (check_array_input, check_auto_or, check_bool, check_fraction,
+from .._validation import (FOREST_STATISTICS, check_array_input, check_auto_or, check_bool,
+                          check_fraction,
                           check_int, check_lifetime, check_lifetime_ratios,
                           check_rotation, check_target_scale, resolve_n_jobs)
 from ..features import MondrianFeatures
@@ -420,7 +421,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         lifetime = check_auto_or(self.lifetime, "lifetime", check_lifetime, "a number >= 0")
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
-        check_target_scale(y, what="the forest's node statistics")
+        check_target_scale(y, what=FOREST_STATISTICS)
         self.memory_capped_ = False
         if lifetime == "auto":
             try:

@@ -67,7 +67,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _mforest
 from .._scale import lifetime_scale
-from .._validation import (check_array_input, check_auto_or, check_bool,
+from .._validation import (FOREST_STATISTICS, check_array_input, check_auto_or, check_bool,
                           check_fitted_features, check_fraction, check_int, check_lifetime,
                           check_positive_float, check_random_generator, check_rotation,
                           check_target_scale, resolve_n_jobs, target_column)
@@ -348,11 +348,10 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
     def _lifetime_in_memory(self, X: np.ndarray, lifetime: float, rng, params: dict,
                             n_final: int) -> float:
         """The automatic terminal lifetime ``lifetime`` (2⁷λ₀; AMF alone: its
-        own factor), lowered to the
-        largest whose fit is expected to need at most
-        :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the available
-        memory, the trees grown on X and then holding ``n_final`` points
-        (:meth:`~mondrian.features.mondrian._MemoryBudget.largest_lifetime`,
+        own factor), lowered to the largest whose fit is expected to need at
+        most :data:`~mondrian.features.mondrian.MEMORY_SHARE` of the
+        available memory, the trees grown on X and then holding ``n_final``
+        points (:meth:`~mondrian.features.mondrian._MemoryBudget.largest_lifetime`,
         at :meth:`_fit_bytes_per_node`); sets ``memory_capped_``.  Trees on
         a few thousand points always fit: the selection is then unchanged
         and ``rng`` untouched."""
@@ -1002,7 +1001,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         amf.check_step(self.step, "step", allow_auto=True)
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
-        check_target_scale(y, what="the forest's node statistics")
+        check_target_scale(y, what=FOREST_STATISTICS)
         self.y_mean_ = float(np.mean(y))
         var = float(np.var(y))
         self.y_var_ = var if var > 0.0 else 1.0
@@ -1084,7 +1083,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                              f"{forest.n_points} points")
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity")
-        check_target_scale(y, what="the forest's node statistics")
+        check_target_scale(y, what=FOREST_STATISTICS)
         model.n_features_in_ = features.n_features_in_
         if hasattr(features, "feature_names_in_"):
             model.feature_names_in_ = features.feature_names_in_
@@ -1146,7 +1145,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         # Against the fitted mean: a batch of equal, huge targets has a
         # centred norm of 0 but squares to inf in the node statistics.
         check_target_scale(y - self.y_mean_, "y", centre=False,
-                           what="the forest's node statistics")
+                           what=FOREST_STATISTICS)
         self._defer_points(X, y - self.y_mean_)
         return self
 
