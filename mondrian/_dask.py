@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import all_finite
+
 __all__ = ["is_dask_collection", "SAMPLE_ROWS", "DENSE_GRAM_MAX"]
 
 #: Rows of a dask X on which the trees are grown before the other rows are
@@ -92,7 +94,7 @@ def _check_block(block, n_features: int, what: str = "X") -> np.ndarray:
     if block.ndim != 2 or block.shape[1] != n_features:
         raise ValueError(f"{what}: a block has shape {block.shape}, expected "
                          f"(n, {n_features}) like the others")
-    if not np.all(np.isfinite(block)):
+    if not all_finite(block):
         raise ValueError(f"{what}: a block holds NaN or infinite values")
     return block
 
@@ -183,7 +185,7 @@ def _normal_block(features, block, yb, n_features: int, dense: bool):
     forming Φ); a sparse one from the sparse product."""
     block = _check_block(block, n_features)
     yb = np.asarray(yb, dtype=np.float64)
-    if not np.all(np.isfinite(yb)):
+    if not all_finite(yb):
         raise ValueError("y: a block holds NaN or infinite values")
     if dense:
         G, Pty, Pt1 = features.normal_sums(block, yb)
@@ -239,7 +241,9 @@ def _solve(G, rhs: np.ndarray, alpha: float, tol: float):
         return coef, None, "cg", n_iter
     A = np.array(G, dtype=np.float64)
     A[np.diag_indices_from(A)] += alpha
-    R = la.cholesky(A, lower=False, check_finite=False)
+    # A is symmetric and C-ordered: its transpose is the Fortran-ordered
+    # matrix LAPACK factorises in place (no second copy).
+    R = la.cholesky(A.T, lower=False, overwrite_a=True, check_finite=False)
     return la.cho_solve((R, False), rhs, check_finite=False), R, "cholesky-primal", 0
 
 

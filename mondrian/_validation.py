@@ -450,6 +450,22 @@ class _naming:
         raise ValueError(f"{self.names}: {message}") from exc
 
 
+def all_finite(a: np.ndarray) -> bool:
+    """Whether every entry of the float array ``a`` is finite, without an
+    array of flags: a finite sum proves it (NaN and inf propagate), and only
+    a sum that is not finite -- a NaN or an infinity, or finite entries
+    whose sum overflows -- is settled entry by entry."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.add.reduce(a, axis=None)):
+            return True
+    return bool(np.all(np.isfinite(a)))
+
+
+def largest_magnitude(a: np.ndarray) -> float:
+    """max |entry| of a non-empty real array without an array of magnitudes."""
+    return float(max(np.max(a), -np.min(a)))
+
+
 def _is_ready(estimator, X) -> bool:
     """True if X is already what the full validation would return for a
     fitted estimator without feature names: a C-contiguous, finite, 2-d

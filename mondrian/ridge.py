@@ -17,8 +17,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._dask import is_dask_collection
-from ._validation import (available_memory, check_array_input, check_bool, check_int,
-                          check_positive_float, resolve_n_jobs)
+from ._validation import (all_finite, available_memory, check_array_input, check_bool, check_int,
+                          check_positive_float, largest_magnitude, resolve_n_jobs)
 from .features.mondrian import (MEMORY_SHARE, MondrianFeatures, SharesTreesOnCopy,
                                 _column_rank)
 
@@ -149,7 +149,7 @@ def ridge_solve(Phi, y, alpha: float, *, solver: str = "auto", tol: float = 1e-1
             gram = np.array(gram, dtype=np.float64)
         if gram.shape != (c, c):
             raise ValueError(f"gram must have shape ({c}, {c}), got {gram.shape}")
-        if not np.all(np.isfinite(gram)):
+        if not all_finite(gram):
             raise ValueError("gram contains NaN or infinity")
     if solver == "auto":
         solver = "cholesky" if min(n, c) <= AUTO_CHOLESKY_MAX else "cg"
@@ -202,10 +202,9 @@ def _check_system(Phi, y) -> tuple:
     if y.shape[0] != Phi.shape[0]:
         raise ValueError(f"y has {y.shape[0]} rows but Phi has {Phi.shape[0]}")
     for value, name in ((values, "Phi"), (y, "y")):
-        if not np.all(np.isfinite(value)):
+        if not all_finite(value):
             raise ValueError(f"{name} contains NaN or infinity")
-        with np.errstate(over="ignore"):
-            largest = float(np.max(np.abs(value))) if value.size else 0.0
+        largest = largest_magnitude(value) if value.size else 0.0
         # Squares and sums of up to N·C of them must stay finite.
         if largest > _MAX_ENTRY:
             raise ValueError(f"{name} is too large for a ridge solve in double precision "
@@ -219,8 +218,16 @@ _MAX_ENTRY = 1e140
 
 
 def _cholesky_of(A: np.ndarray, alpha: float, what: str):
-    """Cholesky factor of A = what + αI, or FloatingPointError naming alpha."""
+    """Cholesky factor of the symmetric A = what + αI, in A's memory, or
+    FloatingPointError naming alpha.  LAPACK factorises Fortran-ordered
+    matrices: a C-ordered A is given as its transpose (the same matrix),
+    whose upper factor is A's lower one, instead of being copied (a copy of
+    the Gram matrix of 10⁵ rows and 100 trees, 5000 columns: 0.2 GB and
+    about 0.1 s)."""
+    transposed = A.flags.c_contiguous and not A.flags.f_contiguous
     try:
+        if transposed:
+            return la.cho_factor(A.T, lower=False, overwrite_a=True, check_finite=False)
         return la.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
     except la.LinAlgError:
         raise _alpha_too_small(what, alpha) from None

@@ -437,3 +437,41 @@ def test_target_scale_bound_at_its_edge():
                 check_target_scale(y)
         elif norm < MAX_TARGET_NORM * (1 - 1e-12):
             check_target_scale(y)
+
+
+def test_all_finite_and_largest_magnitude_without_flag_arrays():
+    """``all_finite`` decides by the sum when it is finite and entry by
+    entry otherwise: finite entries whose sum overflows are finite, a NaN or
+    an infinity anywhere is not; ``largest_magnitude`` is max |entry|."""
+    from mondrian._validation import all_finite, largest_magnitude
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((50, 7))
+    assert all_finite(a)
+    huge = np.full(4, 1e308)                          # the sum overflows to inf
+    assert all_finite(huge) and all_finite(-huge)
+    mixed = np.array([1e308, 1e308, -1e308, -1e308])  # the running sum overflows
+    assert all_finite(mixed)
+    for bad in (np.nan, np.inf, -np.inf):
+        b = a.copy()
+        b[31 // 7, 31 % 7] = bad
+        assert not all_finite(b)
+    assert not all_finite(np.array([np.inf, -np.inf]))  # the sum is NaN
+    assert all_finite(np.zeros(0))
+    assert largest_magnitude(a) == np.max(np.abs(a))
+    assert largest_magnitude(np.array([-5.0, 2.0])) == 5.0
+    assert largest_magnitude(np.array([[3.0], [-1.0]])) == 3.0
+
+
+def test_ridge_solve_tells_overflowing_finite_entries_from_nan():
+    """Finite entries whose sum overflows are refused as too large, not as
+    NaN (the finiteness test's fallback), and a NaN is named as such."""
+    from mondrian.ridge import ridge_solve
+    Phi = np.eye(4)
+    with pytest.raises(ValueError, match="too large"):
+        ridge_solve(Phi * 1e308, np.ones(4), 1.0)
+    with pytest.raises(ValueError, match="too large"):
+        ridge_solve(Phi, np.full(4, 1e308), 1.0)
+    bad = Phi.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="Phi contains NaN"):
+        ridge_solve(bad, np.ones(4), 1.0)

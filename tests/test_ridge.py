@@ -209,3 +209,19 @@ def test_estimator_auto_solver_follows_the_cost_model(monkeypatch):
     assert cg.solver_ == "cg"
     # CG to relative residual 1e-8: the weights agree to about that
     np.testing.assert_allclose(cg.coef_, exact.coef_, rtol=0, atol=1e-5 * np.abs(exact.coef_).max())
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_given_gram_in_either_memory_order_is_factorised_in_place(problem, order):
+    """The primal Cholesky factorises a given Gram matrix in its own memory
+    (a C-ordered one through its transpose, the same symmetric matrix) and
+    solves as the direct formula does."""
+    X, y = problem
+    features = MondrianFeatures(n_trees=20, lifetime=0.7, random_state=0).fit(X)
+    Phi = features.transform(X)
+    gram = np.array(features.gram(), order=order)
+    sol = ridge_solve(Phi, y, 0.3, solver="cholesky", gram=gram)
+    assert sol.solver == "cholesky-primal"
+    assert _rel(sol.coef, _direct(Phi, y, 0.3)) < 1e-8
+    # overwritten by its factor: the diagonal of the factor is not ΦᵀΦ + αI's
+    assert not np.allclose(np.diag(gram), np.diag((Phi.T @ Phi).toarray()) + 0.3)

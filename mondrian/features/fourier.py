@@ -18,8 +18,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._ext._fourier import cos_sin_pairs
 from .._scale import length_scale_median, lifetime_scale
-from .._validation import (check_array_input, check_auto_or, check_int, check_length_scales,
-                          check_positive_float, check_random_generator)
+from .._validation import (all_finite, check_array_input, check_auto_or, check_int,
+                           check_length_scales, check_positive_float, check_random_generator)
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -187,7 +187,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         m = W.shape[1]
         with np.errstate(over="ignore", invalid="ignore"):
             proj = np.ascontiguousarray(X @ W)
-        if not np.all(np.isfinite(proj)):
+        if not all_finite(proj):
             raise ValueError("X: the projections of X on the frequencies overflow double "
                              "precision (X is too large for the kernel's scale); rescale X")
         # One shared range reduction for cos and sin, in C (_ext/c/fourier.c).

@@ -32,9 +32,9 @@ from .._progress import check_verbose, progress
 from .._scale import lifetime_scale
 from .._streams import spawn_bit_generators
 from .._dask import is_dask_collection
-from .._validation import (available_memory, check_array_input, check_auto_or, check_bool,
-                          check_int, check_lifetime, check_random_generator, check_rotation,
-                          format_bytes, resolve_n_jobs)
+from .._validation import (all_finite, available_memory, check_array_input, check_auto_or,
+                           check_bool, check_int, check_lifetime, check_random_generator,
+                           check_rotation, format_bytes, resolve_n_jobs)
 
 __all__ = ["MondrianFeatures"]
 
@@ -485,7 +485,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         if values.shape != (forest.n_points,):
             raise ValueError(f"values must have shape ({forest.n_points},), got "
                              f"{values.shape}")
-        if not np.all(np.isfinite(values)):
+        if not all_finite(values):
             raise ValueError("values must be finite")
         sums = forest.node_sums(values)
         col_of_node, _ = forest.active_columns(lam)

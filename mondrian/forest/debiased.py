@@ -169,10 +169,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _debias
 from .._scale import lifetime_scale
-from .._validation import (FOREST_STATISTICS, check_array_input, check_auto_or, check_bool,
-                          check_fraction,
-                          check_int, check_lifetime, check_lifetime_ratios,
-                          check_rotation, check_target_scale, resolve_n_jobs)
+from .._validation import (FOREST_STATISTICS, all_finite, check_array_input, check_auto_or,
+                           check_bool, check_fraction, check_int, check_lifetime,
+                           check_lifetime_ratios, check_rotation, check_target_scale,
+                           resolve_n_jobs)
 from ..features import MondrianFeatures
 from ..features.mondrian import _MemoryBudget, node_bytes
 
@@ -251,7 +251,7 @@ def aimse_lifetime(X, y) -> float:
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be 2-d and y 1-d of the same length, got shapes "
                          f"{X.shape} and {y.shape}")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+    if not (all_finite(X) and all_finite(y)):
         raise ValueError("X and y must be finite")
     lo = X.min(axis=0)
     extent = X.max(axis=0) - lo

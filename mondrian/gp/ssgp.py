@@ -52,8 +52,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._dask import is_dask_collection
 from .._ext._fourier import fourier_features, ssgp_pairing
-from .._validation import (available_cores, available_memory, check_array_input, check_bool,
-                           check_int, check_length_scales, check_positive_float,
+from .._validation import (all_finite, available_cores, available_memory, check_array_input,
+                           check_bool, check_int, check_length_scales, check_positive_float,
                            check_random_generator, check_target_scale, format_bytes)
 from .._progress import check_verbose, progress
 from ..path.dual import blas_thread_count, blas_threads
@@ -549,7 +549,7 @@ def check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"X must be a non-empty 2-d array of real numbers, got shape "
                          f"{X.shape} and dtype {X.dtype}")
     X = np.ascontiguousarray(X, dtype=np.float64)
-    if not np.all(np.isfinite(X)):
+    if not all_finite(X):
         raise ValueError("X must be finite (no NaN or infinity)")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -558,7 +558,7 @@ def check_regression_data(X, y) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"y must be a 1-d array of real numbers of length {X.shape[0]} "
                          f"(the rows of X), got shape {y.shape} and dtype {y.dtype}")
     y = np.ascontiguousarray(y, dtype=np.float64)
-    if not np.all(np.isfinite(y)):
+    if not all_finite(y):
         raise ValueError("y must be finite (no NaN or infinity)")
     return X, y
 
@@ -946,7 +946,6 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
 
         yn, self.y_train_mean_, self.y_train_std_ = _normalize(y, normalize_y)
         self.X_train_, self.y_train_ = X, yn
-        yy = float(yn @ yn)
         n, D = X.shape
         input_range = _input_range(X)
         theta0 = self._initial_theta(input_range, yn)

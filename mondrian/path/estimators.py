@@ -194,16 +194,18 @@ def tree_sensitivity(labels: np.ndarray, y: np.ndarray, alpha: float,
         raise ValueError(f"tree_sensitivity needs at least 2 trees, got {m}")
 
     def loo_mse(part: np.ndarray) -> float:
-        # (K + αI)⁻¹ = L⁻ᵀL⁻¹: its diagonal is the column sums of squares
-        # of L⁻¹ (one Cholesky factor and one triangular inverse, 2n³/3).
+        # K + αI = RᵀR, so (K + αI)⁻¹ = R⁻¹R⁻ᵀ: its diagonal is the row sums
+        # of squares of R⁻¹ (one Cholesky factor and one triangular inverse,
+        # 2n³/3).  K is symmetric and C-ordered: its transpose is the
+        # Fortran-ordered matrix LAPACK factorises in place.
         K = mondrian_kernel_matrix(np.ascontiguousarray(part))
         K[np.diag_indices_from(K)] += alpha
-        L = scipy.linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
-        coef = scipy.linalg.cho_solve((L, True), y, check_finite=False)
-        Linv, info = scipy.linalg.lapack.dtrtri(L, lower=1, overwrite_c=1)
+        R = scipy.linalg.cholesky(K.T, lower=False, overwrite_a=True, check_finite=False)
+        coef = scipy.linalg.cho_solve((R, False), y, check_finite=False)
+        Rinv, info = scipy.linalg.lapack.dtrtri(R, lower=0, overwrite_c=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"dtrtri failed with info={info}")
-        return float(np.mean(np.square(coef / np.einsum("ij,ij->j", Linv, Linv))))
+        return float(np.mean(np.square(coef / np.einsum("ij,ij->i", Rinv, Rinv))))
 
     half = m // 2
     whole = loo_mse(labels) if whole_mse is None else float(whole_mse)
@@ -993,7 +995,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             K = mondrian_kernel_matrix(cell_labels(features, lifetime), n_jobs=n_jobs)
             K[np.diag_indices_from(K)] += alpha
             with blas_threads(1 if K.shape[0] <= SERIAL_EIGH_ROWS else n_jobs):
-                c = scipy.linalg.solve(K, y_all - self.intercept_, assume_a="pos",
+                # K.T: the same symmetric matrix, Fortran-ordered (no copy).
+                c = scipy.linalg.solve(K.T, y_all - self.intercept_, assume_a="pos",
                                        overwrite_a=True, check_finite=False)
         else:
             c = scorer.best["ridge"].dual_coef(alpha)
