@@ -222,8 +222,8 @@ def _cholesky_of(A: np.ndarray, alpha: float, what: str):
     FloatingPointError naming alpha.  LAPACK factorises Fortran-ordered
     matrices: a C-ordered A is given as its transpose (the same matrix),
     whose upper factor is A's lower one, instead of being copied (a copy of
-    the Gram matrix of 10⁵ rows and 100 trees, 5000 columns: 0.2 GB and
-    about 0.1 s)."""
+    the Gram matrix of 10⁵ rows and 100 trees, 4919 columns: 0.19 GB and
+    0.14-0.19 s, against 0.55-0.62 s for the factorisation itself)."""
     transposed = A.flags.c_contiguous and not A.flags.f_contiguous
     try:
         if transposed:
