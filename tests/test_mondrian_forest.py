@@ -685,6 +685,51 @@ def test_posterior_into_given_arrays():
         _mforest.gauss_posterior(*args, out=(frozen, np.empty(n), np.empty(n)))
 
 
+def test_posteriors_with_a_given_scratch():
+    """gauss_posterior(work=...) and class_posterior(out=..., work=...) give
+    the numbers of a call that allocates its own, whatever the scratch held
+    before (the selection passes one to every candidate), and refuse a
+    scratch of the wrong size, type or layout, or one overlapping out."""
+    X, y = _data(120)
+    model = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=False).fit(X, y)
+    f, n = model.forest_, model.forest_.n_nodes
+    args = (f, model.lifetime_, model.node_count_, model.node_sum_, 0.0, model.y_var_, 0.3,
+            0.05)
+    want = _mforest.gauss_posterior(*args)
+    work = np.full(5 * n, np.nan)
+    for _ in range(2):  # the second call finds the first one's numbers there
+        got = _mforest.gauss_posterior(*args, work=work)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    out = tuple(np.empty(n) for _ in range(3))
+    for bad in (np.empty(5 * n - 1), np.empty(5 * n, dtype=np.float32),
+                np.empty(10 * n)[::2]):
+        with pytest.raises(ValueError, match="work"):
+            _mforest.gauss_posterior(*args, work=bad)
+    big = np.empty(8 * n)
+    with pytest.raises(ValueError, match="work"):
+        _mforest.gauss_posterior(*args, out=(big[:n], out[1], out[2]), work=big[n - 1:6 * n - 1])
+    ok = _mforest.gauss_posterior(*args, out=(big[:n], out[1], out[2]), work=big[n:6 * n])
+    np.testing.assert_array_equal(ok[0], want[0])
+
+    labels = (y > np.median(y)).astype(np.int64)
+    counts = _mforest.class_stats(f, labels, 2)
+    cargs = (f, model.lifetime_, counts, np.array([0.5, 0.5]), 0.7)
+    want = _mforest.class_posterior(*cargs)
+    prob, scratch = np.full((n, 2), np.nan), np.full(2 * n, np.nan)
+    for _ in range(2):
+        got = _mforest.class_posterior(*cargs, out=prob, work=scratch)
+        assert got is prob
+        np.testing.assert_array_equal(got, want)
+    for bad in (np.empty(2 * n - 1), np.empty(2 * n, dtype=np.float32)):
+        with pytest.raises(ValueError, match="work"):
+            _mforest.class_posterior(*cargs, work=bad)
+    with pytest.raises(ValueError, match="out"):
+        _mforest.class_posterior(*cargs, out=np.empty((n, 3)))
+    with pytest.raises(ValueError, match="work"):
+        _mforest.class_posterior(*cargs, out=prob, work=prob.reshape(-1))
+
+
 @pytest.mark.parametrize("make", [
     lambda: MondrianForestRegressor(n_trees=20, random_state=0, n_jobs=2),
     lambda: MondrianForestRegressor(n_trees=20, random_state=0, n_jobs=2, aggregation=True),

@@ -115,7 +115,7 @@ cdef extern from "c/mforest.h" nogil:
     int mt_forest_gauss_posterior(const mt_forest *f, double lam, const double *count,
                                   const double *sum, double prior_mean, double prior_var,
                                   double time_scale, double noise_var, int n_threads,
-                                  double *mean, double *var, double *cov)
+                                  double *mean, double *var, double *cov, double *work)
     int mt_forest_gauss_loo(const mt_forest *f, double lam, const double *count,
                             const double *sum, const double *y, double prior_mean,
                             double prior_var, size_t n_candidates, const double *time_scale,
@@ -140,7 +140,7 @@ cdef extern from "c/mforest.h" nogil:
                                 const double *branch0, int n_threads, double *out)
     int mt_forest_class_posterior(const mt_forest *f, double lam, const double *counts,
                                   size_t n_classes, const double *base, double rate,
-                                  int n_threads, double *prob)
+                                  int n_threads, double *prob, double *work)
     int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lam,
                           size_t K, const double *leaf, const double *branch,
                           const double *branch0, int n_threads, double *out)

@@ -82,11 +82,16 @@ def class_stats(Forest forest, labels, Py_ssize_t n_classes, n_threads=1):
 
 def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
                     double prior_var, double time_scale, double noise_var, n_threads=1,
-                    out=None):
+                    out=None, work=None):
     """Posterior (mean, var, cov) of the node means at ``lam``, cov[j] =
     Cov(mu_parent(j), mu_j) (NaN below the pruned tree); written into
     ``out`` (three float64 arrays of n_nodes, C-contiguous and writeable:
-    a selection scoring many candidates reuses their pages) if given."""
+    a selection scoring many candidates reuses their pages) if given.
+    ``work``: the computation's scratch (a C-contiguous, writeable float64
+    array of 5·n_nodes entries, not overlapping ``out``; its content is
+    overwritten) if given, else allocated for the call -- for the same
+    reason: 5·n_nodes fresh doubles a call (0.8 GB on 2·10⁷ nodes) are
+    pages the kernel clears."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
     cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
@@ -108,6 +113,18 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
         if (np.shares_memory(mean, var) or np.shares_memory(mean, cov)
                 or np.shares_memory(var, cov)):
             raise ValueError("out must be three arrays that do not overlap")
+    cdef double[::1] wv
+    cdef double *wp = NULL
+    if work is not None:
+        if not (isinstance(work, np.ndarray) and work.dtype == np.float64 and work.ndim == 1
+                and <size_t>work.shape[0] == 5 * nn and work.flags.c_contiguous
+                and work.flags.writeable):
+            raise ValueError("work must be a writeable, C-contiguous float64 array of "
+                             "5 * n_nodes entries")
+        if any(np.shares_memory(work, a) for a in (mean, var, cov)):
+            raise ValueError("work must not overlap out")
+        wv = work
+        wp = &wv[0]
     cdef double[::1] mv = mean, vv = var, cv = cov
     cdef int status
     forest._begin_read()
@@ -115,7 +132,7 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
         with nogil:
             status = mt_forest_gauss_posterior(&forest.f, lam, &c[0], &s[0], prior_mean,
                                                prior_var, time_scale, noise_var, nt,
-                                               &mv[0], &vv[0], &cv[0])
+                                               &mv[0], &vv[0], &cv[0], wp)
         mt_threads_release()
     finally:
         forest._end_read()
@@ -164,8 +181,14 @@ def gauss_loo(Forest forest, double lam, count, total, y, double prior_mean, dou
     return out
 
 
-def class_posterior(Forest forest, double lam, counts, base, double rate, n_threads=1):
-    """Smoothed class probabilities of the nodes at ``lam`` (n_nodes x K)."""
+def class_posterior(Forest forest, double lam, counts, base, double rate, n_threads=1,
+                    out=None, work=None):
+    """Smoothed class probabilities of the nodes at ``lam`` (n_nodes x K),
+    written into ``out`` (a C-contiguous, writeable float64 array of that
+    shape) if given; ``work``: the computation's scratch (C-contiguous,
+    writeable float64, n_nodes·K entries, not overlapping ``out``), else
+    allocated for the call.  A selection scoring many candidates passes the
+    same arrays each time (as :func:`gauss_posterior`'s)."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
     cdef const double[:, ::1] c = np.ascontiguousarray(counts, dtype=np.float64)
@@ -173,14 +196,34 @@ def class_posterior(Forest forest, double lam, counts, base, double rate, n_thre
     cdef size_t K = <size_t>b.shape[0]
     if <size_t>c.shape[0] != nn or <size_t>c.shape[1] != K or nn == 0 or K == 0:
         raise ValueError("counts must be n_nodes x n_classes, base n_classes")
-    prob = np.empty((nn, K), dtype=np.float64)
+    if out is None:
+        prob = np.empty((nn, K), dtype=np.float64)
+    else:
+        prob = out
+        if not (isinstance(prob, np.ndarray) and prob.dtype == np.float64 and prob.ndim == 2
+                and <size_t>prob.shape[0] == nn and <size_t>prob.shape[1] == K
+                and prob.flags.c_contiguous and prob.flags.writeable):
+            raise ValueError("out must be a writeable, C-contiguous float64 array of "
+                             "n_nodes x n_classes")
+    cdef double[::1] wv
+    cdef double *wp = NULL
+    if work is not None:
+        if not (isinstance(work, np.ndarray) and work.dtype == np.float64 and work.ndim == 1
+                and <size_t>work.shape[0] == nn * K and work.flags.c_contiguous
+                and work.flags.writeable):
+            raise ValueError("work must be a writeable, C-contiguous float64 array of "
+                             "n_nodes * n_classes entries")
+        if np.shares_memory(work, prob):
+            raise ValueError("work must not overlap out")
+        wv = work
+        wp = &wv[0]
     cdef double[:, ::1] pv = prob
     cdef int status
     forest._begin_read()
     try:
         with nogil:
             status = mt_forest_class_posterior(&forest.f, lam, &c[0, 0], K, &b[0], rate, nt,
-                                               &pv[0, 0])
+                                               &pv[0, 0], wp)
         mt_threads_release()
     finally:
         forest._end_read()

@@ -209,7 +209,7 @@ static void gauss_bp(const mt_forest *f, double lambda, const double *count, con
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var, double *cov)
+                              double *mean, double *var, double *cov, double *work)
 {
     if (check_gauss(f, lambda, prior_mean, prior_var, time_scale, noise_var) != MT_OK) {
         return MT_ERR_ARG;
@@ -218,13 +218,15 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
     if (mt_mul_size(f->n_nodes, 5 * sizeof(double), &bytes) != MT_OK) {
         return MT_ERR_OVERFLOW;
     }
-    double *scratch = malloc(bytes);
+    double *scratch = work != NULL ? work : malloc(bytes);
     if (scratch == NULL) {
         return MT_ERR_NOMEM;
     }
     gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale, noise_var, n_threads,
              mean, var, cov, scratch, scratch + 4 * f->n_nodes, 0);
-    free(scratch);
+    if (work == NULL) {
+        free(scratch);
+    }
     return MT_OK;
 }
 
@@ -345,7 +347,7 @@ int mt_forest_gauss_loo(const mt_forest *f, double lambda, const double *count,
 
 int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *counts,
                               size_t n_classes, const double *base, double rate,
-                              int n_threads, double *prob)
+                              int n_threads, double *prob, double *work)
 {
     const size_t K = n_classes;
     if (check_lambda(f, lambda) != MT_OK || K == 0 || !(rate >= 0.0) || !isfinite(rate)) {
@@ -355,7 +357,7 @@ int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *c
     if (mt_mul_size(f->n_nodes, K * sizeof(double), &bytes) != MT_OK) {
         return MT_ERR_OVERFLOW;
     }
-    double *c = malloc(bytes > 0 ? bytes : 1);
+    double *c = work != NULL ? work : malloc(bytes > 0 ? bytes : 1);
     if (c == NULL) {
         return MT_ERR_NOMEM;
     }
@@ -412,7 +414,9 @@ int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *c
             }
         }
     }
-    free(c);
+    if (work == NULL) {
+        free(c);
+    }
     return MT_OK;
 }
 

@@ -47,12 +47,15 @@
  * NaN for the nodes below it.  count and sum are nodestats.h's;
  * prior_var = sigma_H^2 >= 0, time_scale = theta > 0, noise_var = sigma_y^2 > 0,
  * else MT_ERR_ARG.
- * Needs 5 n_nodes doubles of scratch (MT_ERR_NOMEM).
+ * Needs 5 n_nodes doubles of scratch: `work` if not NULL (any content;
+ * a caller scoring many candidates passes the same block each time, whose
+ * pages are then not fresh ones for the kernel to clear), else allocated
+ * here (MT_ERR_NOMEM).
  */
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var, double *cov);
+                              double *mean, double *var, double *cov, double *work);
 
 /*
  * Leave-one-out predictive moments of the training targets under the
@@ -103,11 +106,12 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
  * (prob: n_nodes x n_classes; NaN below the pruned tree), from the class
  * counts of nodestats.h, with base distribution `base` (n_classes, the
  * root's parent) and discount d_j = exp(-rate * Delta_j) (rate >= 0).
- * Needs n_nodes x n_classes doubles of scratch.
+ * Needs n_nodes x n_classes doubles of scratch: `work` if not NULL (any
+ * content; as mt_forest_gauss_posterior's), else allocated here.
  */
 int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *counts,
                               size_t n_classes, const double *base, double rate,
-                              int n_threads, double *prob);
+                              int n_threads, double *prob, double *work);
 
 /*
  * The mixture at n points X (n x D, row-major, raw coordinates) averaged
