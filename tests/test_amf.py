@@ -521,3 +521,37 @@ def test_auto_aggregation_keeps_the_smoothed_forest_when_amf_does_not_fit(monkey
         auto = MondrianForestRegressor(n_trees=5, random_state=0).fit(X, y)
     assert not auto.aggregation_
     np.testing.assert_array_equal(auto.predict(X[:20]), plain.predict(X[:20]))
+
+
+def test_weights_into_given_arrays_and_reused_by_a_cache():
+    """weights(out=...) writes the numbers of a fresh call into the caller's
+    arrays and refuses arrays of the wrong shape, type or layout; predict's
+    cache computes a new lifetime's weights into the arrays of the last."""
+    X, y = _data(150)
+    model = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=True).fit(X, y)
+    f, state, n = model.forest_, model.amf_state_, model.forest_.n_nodes
+    lam = 0.5 * f.lifetime
+    want = _amf.weights(f, lam, state, 0.7)
+    out = (np.full(n, np.nan), np.full((n, 2), np.nan))
+    got = _amf.weights(f, lam, state, 0.7, out=out)
+    for a, b, c in zip(got, want, out):
+        assert a is c
+        np.testing.assert_array_equal(a, b)
+    for bad in [(np.empty(n - 1), np.empty((n, 2))), (np.empty(n), np.empty((n, 3))),
+                (np.empty(n, dtype=np.float32), np.empty((n, 2))),
+                (np.empty(2 * n)[::2], np.empty((n, 2))),
+                (np.empty(n), np.empty((n, 4))[:, :2])]:
+        with pytest.raises(ValueError, match="out"):
+            _amf.weights(f, lam, state, 0.7, out=bad)
+    shared = np.empty(3 * n)
+    with pytest.raises(ValueError, match="overlap"):
+        _amf.weights(f, lam, state, 0.7, out=(shared[:n], shared[n // 2:n // 2 + 2 * n]
+                                              .reshape(n, 2)))
+    comp = np.ascontiguousarray(amf.regression_components(state))
+    cache = {}
+    first = amf.predict(f, X[:20], f.lifetime, state, 0.7, comp, 1, cache)
+    buffers = cache["buffers"]
+    second = amf.predict(f, X[:20], lam, state, 0.7, comp, 1, cache)
+    assert cache["buffers"][1] is buffers[1] and cache["coef"] is buffers[1]
+    np.testing.assert_array_equal(second, amf.predict(f, X[:20], lam, state, 0.7, comp, 1))
+    np.testing.assert_array_equal(first, amf.predict(f, X[:20], f.lifetime, state, 0.7, comp, 1))

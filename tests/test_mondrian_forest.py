@@ -794,3 +794,31 @@ def test_at_most_max_scored_points_are_held_out(monkeypatch, cls):
         monkeypatch.setattr(fe, "MAX_SCORED", cap)
         model = cls(n_trees=5, random_state=0).fit(X, target)
         assert seen[-1] == held and model.forest_.n_points == 400
+
+
+@pytest.mark.parametrize("aggregation", [True, False])
+def test_pickles_leave_the_prediction_caches_out(aggregation):
+    """The node arrays cached by a prediction (AMF weights and components,
+    the smoothing's node posterior) are not pickled nor copied; a loaded or
+    copied forest computes them again and predicts the same numbers, and
+    the original keeps its own."""
+    import copy
+    import pickle
+    X, y = _data(300)
+    model = MondrianForestRegressor(n_trees=5, random_state=0,
+                                    aggregation=aggregation).fit(X, y)
+    want = model.predict(X[:40], return_std=True)
+    cached = (lambda m: bool(m._amf_cache)) if aggregation else \
+        (lambda m: m._posterior_cache[0] is not None)
+    assert cached(model)
+    blob = pickle.dumps(model)
+    for other in (pickle.loads(blob), copy.copy(model), copy.deepcopy(model)):
+        assert not cached(other)
+        for a, b in zip(other.predict(X[:40], return_std=True), want):
+            np.testing.assert_array_equal(a, b)
+    assert cached(model)
+    if aggregation:   # emptied by hand, the pickle is the same size
+        model._amf_cache = {}
+    else:
+        model._posterior_cache = [None]
+    assert len(pickle.dumps(model)) == len(blob)

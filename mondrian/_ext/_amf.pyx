@@ -146,16 +146,33 @@ def carry(Forest forest, old_offset, old_key, old_tau, old_state, n_threads=1):
     return state
 
 
-def weights(Forest forest, double lam, state, double step, n_threads=1):
+def weights(Forest forest, double lam, state, double step, n_threads=1, out=None):
     """(log_wbar, coef) of the tree pruned at ``lam`` with log w = step *
     state[:, 0]: log wbar of every node and the prediction's coefficients
-    (a_j, 1 - a_j) (n_nodes x 2); NaN below the pruned tree."""
+    (a_j, 1 - a_j) (n_nodes x 2); NaN below the pruned tree.  Written into
+    ``out`` = (log_wbar, coef) (C-contiguous, writeable float64 arrays of
+    those shapes, not overlapping) if given: a selection trying many
+    lifetimes reuses their pages (3 doubles a node of fresh memory a call
+    otherwise)."""
     cdef int nt = check_threads(n_threads)
     cdef const double[:, ::1] sv = np.ascontiguousarray(state, dtype=np.float64)
-    if <size_t>sv.shape[0] != forest.f.n_nodes or sv.shape[1] < 1 or forest.f.n_nodes == 0:
+    cdef size_t nn = forest.f.n_nodes
+    if <size_t>sv.shape[0] != nn or sv.shape[1] < 1 or nn == 0:
         raise ValueError("state must have one row per node of a fitted forest")
-    log_wbar = np.empty(forest.f.n_nodes, dtype=np.float64)
-    coef = np.empty((forest.f.n_nodes, 2), dtype=np.float64)
+    if out is None:
+        log_wbar = np.empty(nn, dtype=np.float64)
+        coef = np.empty((nn, 2), dtype=np.float64)
+    else:
+        log_wbar, coef = out
+        if not (isinstance(log_wbar, np.ndarray) and isinstance(coef, np.ndarray)
+                and log_wbar.dtype == np.float64 and coef.dtype == np.float64
+                and log_wbar.shape == (nn,) and coef.shape == (nn, 2)
+                and log_wbar.flags.c_contiguous and coef.flags.c_contiguous
+                and log_wbar.flags.writeable and coef.flags.writeable):
+            raise ValueError("out must be two writeable, C-contiguous float64 arrays of "
+                             "n_nodes and n_nodes x 2 entries")
+        if np.shares_memory(log_wbar, coef):
+            raise ValueError("out must be two arrays that do not overlap")
     cdef double[::1] wv = log_wbar
     cdef double[:, ::1] cv = coef
     cdef int status
