@@ -562,6 +562,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         # prunes what is too deep): on CPU, concrete, energy, CCPP and the
         # smooth set the full grid's choice is the descent's.
         lam = _grid_lifetime(max_lifetime, score, descend=True)
+        weights.clear()  # 3 doubles a node, not to be held through the insertion
         if not score(lam) < rival:
             self.aggregation_scores_ = scores
             return False
