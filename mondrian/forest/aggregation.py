@@ -169,13 +169,6 @@ def class_components(state: np.ndarray, dirichlet: float) -> np.ndarray:
     return (counts + dirichlet) / (state[:, 1:2] + K * dirichlet)
 
 
-def weight_buffers(forest) -> tuple[np.ndarray, np.ndarray]:
-    """Arrays for the weights of one (lifetime, step) of ``forest``
-    (``_amf.weights(out=...)``), to be reused from one to the next."""
-    n = forest.n_nodes
-    return np.empty(n), np.empty((n, 2))
-
-
 def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, step: float,
             comp: np.ndarray, n_threads: int, cache: dict | None = None) -> np.ndarray:
     """The trees' aggregated predictions of ``comp``, averaged (n x K), with
