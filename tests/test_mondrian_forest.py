@@ -656,15 +656,20 @@ def test_paths_equal_walks_and_refuse_a_changed_forest():
                                      0.0, 1.0, 1.0, 0.1)
 
 
+def _posterior_args():
+    """A small smoothed forest, its targets, and gauss_posterior's arguments."""
+    X, y = _data(120)
+    model = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=False).fit(X, y)
+    return model, y, (model.forest_, model.lifetime_, model.node_count_, model.node_sum_, 0.0,
+                      model.y_var_, 0.3, 0.05)
+
+
 def test_posterior_into_given_arrays():
     """gauss_posterior(out=...) writes the same numbers into the caller's
     arrays (the selection reuses one set for all its candidates) and refuses
     arrays of the wrong size, type or layout."""
-    X, y = _data(120)
-    model = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=False).fit(X, y)
-    f, n = model.forest_, model.forest_.n_nodes
-    args = (f, model.lifetime_, model.node_count_, model.node_sum_, 0.0, model.y_var_, 0.3,
-            0.05)
+    _, _, args = _posterior_args()
+    n = args[0].n_nodes
     want = _mforest.gauss_posterior(*args)
     out = tuple(np.full(n, 7.0) for _ in range(3))
     got = _mforest.gauss_posterior(*args, out=out)
@@ -690,11 +695,8 @@ def test_posteriors_with_a_given_scratch():
     the numbers of a call that allocates its own, whatever the scratch held
     before (the selection passes one to every candidate), and refuse a
     scratch of the wrong size, type or layout, or one overlapping out."""
-    X, y = _data(120)
-    model = MondrianForestRegressor(n_trees=4, random_state=0, aggregation=False).fit(X, y)
+    model, y, args = _posterior_args()
     f, n = model.forest_, model.forest_.n_nodes
-    args = (f, model.lifetime_, model.node_count_, model.node_sum_, 0.0, model.y_var_, 0.3,
-            0.05)
     want = _mforest.gauss_posterior(*args)
     work = np.full(5 * n, np.nan)
     for _ in range(2):  # the second call finds the first one's numbers there
