@@ -547,6 +547,9 @@ def test_weights_into_given_arrays_and_reused_by_a_cache():
     with pytest.raises(ValueError, match="overlap"):
         _amf.weights(f, lam, state, 0.7, out=(shared[:n], shared[n // 2:n // 2 + 2 * n]
                                               .reshape(n, 2)))
+    inside_state = state.reshape(-1)[:2 * n].reshape(n, 2)   # a view of the state
+    with pytest.raises(ValueError, match="state"):
+        _amf.weights(f, lam, state, 0.7, out=(np.empty(n), inside_state))
     comp = np.ascontiguousarray(amf.regression_components(state))
     cache = {}
     first = amf.predict(f, X[:20], f.lifetime, state, 0.7, comp, 1, cache)

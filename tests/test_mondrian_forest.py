@@ -713,6 +713,11 @@ def test_posteriors_with_a_given_scratch():
         _mforest.gauss_posterior(*args, out=(big[:n], out[1], out[2]), work=big[n - 1:6 * n - 1])
     ok = _mforest.gauss_posterior(*args, out=(big[:n], out[1], out[2]), work=big[n:6 * n])
     np.testing.assert_array_equal(ok[0], want[0])
+    inputs = np.empty(7 * n)   # the statistics the belief propagation reads
+    inputs[:n], inputs[n:2 * n] = args[2], args[3]
+    with pytest.raises(ValueError, match="count or total"):
+        _mforest.gauss_posterior(args[0], args[1], inputs[:n], inputs[n:2 * n], *args[4:],
+                                 work=inputs[2 * n - 1:7 * n - 1])
 
     labels = (y > np.median(y)).astype(np.int64)
     counts = _mforest.class_stats(f, labels, 2)
@@ -730,6 +735,8 @@ def test_posteriors_with_a_given_scratch():
         _mforest.class_posterior(*cargs, out=np.empty((n, 3)))
     with pytest.raises(ValueError, match="work"):
         _mforest.class_posterior(*cargs, out=prob, work=prob.reshape(-1))
+    with pytest.raises(ValueError, match="counts"):
+        _mforest.class_posterior(*cargs, work=counts.reshape(-1))
 
 
 @pytest.mark.parametrize("make", [

@@ -173,6 +173,8 @@ def weights(Forest forest, double lam, state, double step, n_threads=1, out=None
                              "n_nodes and n_nodes x 2 entries")
         if np.shares_memory(log_wbar, coef):
             raise ValueError("out must be two arrays that do not overlap")
+        if np.shares_memory(log_wbar, np.asarray(sv)) or np.shares_memory(coef, np.asarray(sv)):
+            raise ValueError("out must not overlap state")
     cdef double[::1] wv = log_wbar
     cdef double[:, ::1] cv = coef
     cdef int status

@@ -123,6 +123,8 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
                              "5 * n_nodes entries")
         if any(np.shares_memory(work, a) for a in (mean, var, cov)):
             raise ValueError("work must not overlap out")
+        if np.shares_memory(work, np.asarray(c)) or np.shares_memory(work, np.asarray(s)):
+            raise ValueError("work must not overlap count or total")
         wv = work
         wp = &wv[0]
     cdef double[::1] mv = mean, vv = var, cv = cov
@@ -215,6 +217,8 @@ def class_posterior(Forest forest, double lam, counts, base, double rate, n_thre
                              "n_nodes * n_classes entries")
         if np.shares_memory(work, prob):
             raise ValueError("work must not overlap out")
+        if np.shares_memory(work, np.asarray(c)):
+            raise ValueError("work must not overlap counts")
         wv = work
         wp = &wv[0]
     cdef double[:, ::1] pv = prob
