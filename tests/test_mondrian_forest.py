@@ -718,6 +718,9 @@ def test_posteriors_with_a_given_scratch():
     with pytest.raises(ValueError, match="count or total"):
         _mforest.gauss_posterior(args[0], args[1], inputs[:n], inputs[n:2 * n], *args[4:],
                                  work=inputs[2 * n - 1:7 * n - 1])
+    with pytest.raises(ValueError, match="count or total"):
+        _mforest.gauss_posterior(args[0], args[1], inputs[:n], inputs[n:2 * n], *args[4:],
+                                 out=(inputs[n:2 * n], out[1], out[2]))
 
     labels = (y > np.median(y)).astype(np.int64)
     counts = _mforest.class_stats(f, labels, 2)
@@ -737,6 +740,8 @@ def test_posteriors_with_a_given_scratch():
         _mforest.class_posterior(*cargs, out=prob, work=prob.reshape(-1))
     with pytest.raises(ValueError, match="counts"):
         _mforest.class_posterior(*cargs, work=counts.reshape(-1))
+    with pytest.raises(ValueError, match="counts"):
+        _mforest.class_posterior(*cargs, out=counts)
 
 
 @pytest.mark.parametrize("make", [

@@ -113,6 +113,8 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
         if (np.shares_memory(mean, var) or np.shares_memory(mean, cov)
                 or np.shares_memory(var, cov)):
             raise ValueError("out must be three arrays that do not overlap")
+        if any(np.shares_memory(a, np.asarray(b)) for a in (mean, var, cov) for b in (c, s)):
+            raise ValueError("out must not overlap count or total")
     cdef double[::1] wv
     cdef double *wp = NULL
     if work is not None:
@@ -207,6 +209,8 @@ def class_posterior(Forest forest, double lam, counts, base, double rate, n_thre
                 and prob.flags.c_contiguous and prob.flags.writeable):
             raise ValueError("out must be a writeable, C-contiguous float64 array of "
                              "n_nodes x n_classes")
+        if np.shares_memory(prob, np.asarray(c)):
+            raise ValueError("out must not overlap counts")
     cdef double[::1] wv
     cdef double *wp = NULL
     if work is not None:
