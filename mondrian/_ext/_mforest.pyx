@@ -113,7 +113,8 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
         if (np.shares_memory(mean, var) or np.shares_memory(mean, cov)
                 or np.shares_memory(var, cov)):
             raise ValueError("out must be three arrays that do not overlap")
-        if any(np.shares_memory(a, np.asarray(b)) for a in (mean, var, cov) for b in (c, s)):
+        stats = (np.asarray(c), np.asarray(s))
+        if any(np.shares_memory(a, b) for a in (mean, var, cov) for b in stats):
             raise ValueError("out must not overlap count or total")
     cdef double[::1] wv
     cdef double *wp = NULL
