@@ -46,7 +46,7 @@ def check_lifetime(value, name: str = "lifetime", *, upper: float | None = None)
     if not np.isfinite(value) or value < 0.0:
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     if upper is not None and value > upper:
-        raise ValueError(f"{name}={value!r} exceeds the fitted lifetime {upper!r}; "
+        raise ValueError(f"{name}={value!r} exceeds the fitted lifetime {float(upper)!r}; "
                          f"refit (or extend) the trees to a larger lifetime")
     return value
 
@@ -450,6 +450,12 @@ class _naming:
         raise ValueError(f"{self.names}: {message}") from exc
 
 
+def plain_scalar(value):
+    """A numpy scalar as the Python scalar it holds (for messages: numpy 2
+    writes ``np.int64(0)`` where ``0`` is meant), anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def all_finite(a: np.ndarray) -> bool:
     """Whether every entry of the float array ``a`` is finite, without an
     array of flags: a finite sum proves it (NaN and inf propagate), and only
@@ -530,7 +536,7 @@ def check_lifetime_ratios(value, n_lifetimes: int, name: str = "lifetime_ratios"
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"{name} must be finite and > 0, got {arr.tolist()}")
     if arr[0] != 1.0:
-        raise ValueError(f"{name}[0] must be 1 (the lifetime itself), got {arr[0]!r}")
+        raise ValueError(f"{name}[0] must be 1 (the lifetime itself), got {float(arr[0])!r}")
     if np.unique(arr).size != arr.size:
         raise ValueError(f"{name} must be distinct, got {arr.tolist()}")
     return arr

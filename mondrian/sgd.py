@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._validation import (check_array_input, check_bool, check_int, check_positive_float,
-                          check_random_generator, check_rotation)
+                          check_random_generator, check_rotation, plain_scalar)
 from .features.mondrian import MondrianFeatures, SharesTreesOnCopy
 
 __all__ = ["MondrianSGDClassifier"]
@@ -181,7 +181,8 @@ class MondrianSGDClassifier(SharesTreesOnCopy, ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
-            raise ValueError(f"y has one class ({classes[0]!r}); a classifier needs 2 classes")
+            raise ValueError(f"y has one class ({plain_scalar(classes[0])!r}); a classifier "
+                             "needs 2 classes")
         rng = check_random_generator(self.random_state)
         features = self._new_features(rng)
         Phi = features.fit_transform(X)

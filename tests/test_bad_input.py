@@ -475,3 +475,16 @@ def test_ridge_solve_tells_overflowing_finite_entries_from_nan():
     bad[2, 1] = np.nan
     with pytest.raises(ValueError, match="Phi contains NaN"):
         ridge_solve(bad, np.ones(4), 1.0)
+
+
+def test_one_class_message_names_the_class_as_written():
+    """The single class is shown as the value it is (0, 'a'), not as numpy
+    writes its scalars (np.int64(0))."""
+    from mondrian import MondrianKernelClassifierCV, MondrianSGDClassifier
+    X = np.random.default_rng(0).standard_normal((30, 2))
+    for est, y, shown in ((MondrianKernelClassifierCV(), np.zeros(30, dtype=int), "(0)"),
+                          (MondrianSGDClassifier(), np.zeros(30, dtype=int), "(0)"),
+                          (MondrianKernelClassifierCV(), np.array(["a"] * 30), "('a')")):
+        with pytest.raises(ValueError, match="class") as err:
+            est.fit(X, y)
+        assert shown in str(err.value) and "np." not in str(err.value)

@@ -44,10 +44,9 @@ from .._ext._dual import LABEL_MAX_TREES
 from .._progress import check_verbose
 from .._progress import progress as show_progress
 from .._validation import (check_alphas, check_array_input, check_auto_or, check_bool,
-                           check_fraction,
-                           check_feature_names, check_int, check_lifetime,
+                           check_feature_names, check_fraction, check_int, check_lifetime,
                            check_positive_float, check_random_generator, check_rotation,
-                           check_target_scale, resolve_n_jobs)
+                           check_target_scale, plain_scalar, resolve_n_jobs)
 from ..features.mondrian import MondrianFeatures
 from ..ridge import ridge_solve
 from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels,
@@ -1946,7 +1945,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         classes = np.unique(y)
         if classes.shape[0] < 2:
             raise ValueError(f"y: {type(self).__name__} needs at least 2 classes; "
-                             f"got 1 class ({classes[0]!r})")
+                             f"got 1 class ({plain_scalar(classes[0])!r})")
         check_feature_names(self, X_val, "X_val")
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val, classification=True)
         if X_val is not None and not np.all(np.isin(y_all[n_given:], classes)):
