@@ -64,3 +64,47 @@ class ForestDefaultsCPU:
         model = MondrianForestRegressor(random_state=0, n_jobs=1).fit(self.X, self.y)
         mean, std = model.predict(self.Xt, return_std=True)
         return float(np.mean(np.abs(self.yt - mean) <= 1.96 * std))
+
+
+class NodePosteriorLarge:
+    """One candidate of the held-out selection: the smoothing's node
+    posterior (a belief propagation over every node) of the default
+    regressor's 100 trees grown to one point per leaf on 10⁵ synthetic rows
+    (2·10⁷ nodes), with a scratch of its own per call (0.8 GB of fresh pages
+    for the kernel to clear) or the one the selection now shares across
+    candidates (``gauss_posterior(work=...)``).  On the CPU data's 655 000
+    nodes the two take the same time: the allocator reuses the memory it
+    freed."""
+
+    params = ([False, True],)
+    param_names = ["shared_scratch"]
+    timeout = 300
+    number = 1
+    repeat = (1, 5, 60.0)
+
+    def setup(self, shared_scratch):
+        if MondrianForestRegressor is None:
+            raise NotImplementedError("no MondrianForestRegressor in this commit")
+        from mondrian._ext import _mforest
+
+        from .bench_defaults import synthetic_regression
+        X, y = synthetic_regression(100_000)[:2]
+        model = MondrianForestRegressor(n_trees=100, lifetime=100.0, random_state=0,
+                                        aggregation=False).fit(X, y)
+        n = model.forest_.n_nodes
+        self.posterior = _mforest.gauss_posterior
+        self.args = (model.forest_, model.lifetime_, model.node_count_, model.node_sum_, 0.0,
+                     model.y_var_, 1e-3, 0.05 * model.y_var_, 2)
+        self.out = tuple(np.empty(n) for _ in range(3))
+        self.work = np.empty(5 * n) if shared_scratch else None
+        try:
+            self.posterior(*self.args, out=self.out, work=self.work)
+        except TypeError:  # older commits: no work argument
+            if shared_scratch:
+                raise NotImplementedError("gauss_posterior has no work argument here")
+
+    def time_posterior(self, shared_scratch):
+        if self.work is None:
+            self.posterior(*self.args, out=self.out)
+        else:
+            self.posterior(*self.args, out=self.out, work=self.work)
