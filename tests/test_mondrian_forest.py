@@ -703,6 +703,18 @@ def test_posteriors_with_a_given_scratch():
         got = _mforest.gauss_posterior(*args, work=work)
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
+    # Another noise level at the same (λ, prior, θ): the increments the last
+    # call left in work serve as they are; another θ needs its own.
+    other_noise = args[:7] + (0.2,)
+    want_noise = _mforest.gauss_posterior(*other_noise)
+    for a, b in zip(_mforest.gauss_posterior(*other_noise, work=work, reuse_increments=True),
+                    want_noise):
+        np.testing.assert_array_equal(a, b)
+    other_theta = args[:6] + (0.9,) + args[7:]
+    stale = _mforest.gauss_posterior(*other_theta, work=work, reuse_increments=True)
+    assert not np.allclose(stale[1], _mforest.gauss_posterior(*other_theta)[1], equal_nan=True)
+    with pytest.raises(ValueError, match="reuse_increments"):
+        _mforest.gauss_posterior(*args, reuse_increments=True)
     out = tuple(np.empty(n) for _ in range(3))
     for bad in (np.empty(5 * n - 1), np.empty(5 * n, dtype=np.float32),
                 np.empty(10 * n)[::2]):
@@ -808,6 +820,27 @@ def test_at_most_max_scored_points_are_held_out(monkeypatch, cls):
         monkeypatch.setattr(fe, "MAX_SCORED", cap)
         model = cls(n_trees=5, random_state=0).fit(X, target)
         assert seen[-1] == held and model.forest_.n_points == 400
+
+
+def test_selection_reusing_the_increments_scores_as_computing_them(monkeypatch):
+    """The held-out selection reuses the prior increments across the noise
+    levels tried at one (λ, θ) (``_components``); its scores and choices
+    are those of a selection that computes them for every candidate."""
+    X, y = _data(400)
+    reused = MondrianForestRegressor(n_trees=8, random_state=0, aggregation=False).fit(X, y)
+    calls = []
+    original = _mforest.gauss_posterior
+
+    def recompute(*args, **kwargs):
+        calls.append(kwargs.get("reuse_increments", False))
+        kwargs["reuse_increments"] = False
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_mforest, "gauss_posterior", recompute)
+    fresh = MondrianForestRegressor(n_trees=8, random_state=0, aggregation=False).fit(X, y)
+    assert any(calls) and not all(calls)   # the selection did reuse them, sometimes
+    assert fresh.validation_scores_ == reused.validation_scores_
+    assert (fresh.lifetime_, fresh.hyper_) == (reused.lifetime_, reused.hyper_)
 
 
 @pytest.mark.parametrize("aggregation", [True, False])

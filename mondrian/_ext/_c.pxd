@@ -115,7 +115,8 @@ cdef extern from "c/mforest.h" nogil:
     int mt_forest_gauss_posterior(const mt_forest *f, double lam, const double *count,
                                   const double *sum, double prior_mean, double prior_var,
                                   double time_scale, double noise_var, int n_threads,
-                                  double *mean, double *var, double *cov, double *work)
+                                  double *mean, double *var, double *cov, double *work,
+                                  int reuse)
     int mt_forest_gauss_loo(const mt_forest *f, double lam, const double *count,
                             const double *sum, const double *y, double prior_mean,
                             double prior_var, size_t n_candidates, const double *time_scale,

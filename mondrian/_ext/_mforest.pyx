@@ -82,7 +82,7 @@ def class_stats(Forest forest, labels, Py_ssize_t n_classes, n_threads=1):
 
 def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
                     double prior_var, double time_scale, double noise_var, n_threads=1,
-                    out=None, work=None):
+                    out=None, work=None, bint reuse_increments=False):
     """Posterior (mean, var, cov) of the node means at ``lam``, cov[j] =
     Cov(mu_parent(j), mu_j) (NaN below the pruned tree); written into
     ``out`` (three float64 arrays of n_nodes, C-contiguous and writeable:
@@ -91,7 +91,10 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
     array of 5·n_nodes entries, not overlapping ``out``; its content is
     overwritten) if given, else allocated for the call -- for the same
     reason: 5·n_nodes fresh doubles a call (0.8 GB on 2·10⁷ nodes) are
-    pages the kernel clears."""
+    pages the kernel clears.  ``reuse_increments``: take the prior
+    increments that the previous call left in ``work`` (valid only if it had
+    the same forest, ``lam``, ``prior_var`` and ``time_scale``;
+    ``c/mforest.h``)."""
     cdef int nt = check_threads(n_threads)
     cdef size_t nn = forest.f.n_nodes
     cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
@@ -118,6 +121,8 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
             raise ValueError("out must not overlap count or total")
     cdef double[::1] wv
     cdef double *wp = NULL
+    if reuse_increments and work is None:
+        raise ValueError("reuse_increments needs the work of an earlier call")
     if work is not None:
         if not (isinstance(work, np.ndarray) and work.dtype == np.float64 and work.ndim == 1
                 and <size_t>work.shape[0] == 5 * nn and work.flags.c_contiguous
@@ -137,7 +142,8 @@ def gauss_posterior(Forest forest, double lam, count, total, double prior_mean,
         with nogil:
             status = mt_forest_gauss_posterior(&forest.f, lam, &c[0], &s[0], prior_mean,
                                                prior_var, time_scale, noise_var, nt,
-                                               &mv[0], &vv[0], &cv[0], wp)
+                                               &mv[0], &vv[0], &cv[0], wp,
+                                               1 if reuse_increments else 0)
         mt_threads_release()
     finally:
         forest._end_read()

@@ -1203,11 +1203,19 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         work = self.__dict__.get("_posterior_work")
         if work is not None and work[0].shape[0] != count.shape[0]:
             work = None
+        # The prior increments (most of the work) depend on (λ, θ) only: the
+        # noise levels tried at one (λ, θ) reuse those the last call left in
+        # the scratch (on 2·10⁷ nodes, 0.35 -> 0.17 s a candidate).
+        increments = (lam, self.y_var_, theta)
+        reuse = work is not None and self.__dict__.get("_posterior_work_key") == increments
         post = _mforest.gauss_posterior(self.forest_, lam, count, total, 0.0, self.y_var_,
                                         theta, noise * self.y_var_,
                                         resolve_n_jobs(self.n_jobs),
                                         out=None if fitted or work is None else work[:3],
-                                        work=None if work is None else work[3])
+                                        work=None if work is None else work[3],
+                                        reuse_increments=reuse)
+        if work is not None:
+            self.__dict__["_posterior_work_key"] = increments
         if fitted:
             # In place: predicting leaves the estimator's __dict__ as it was.
             self._posterior_cache[0] = (key, post)
@@ -1276,6 +1284,7 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
     def _selection_buffers(self, on: bool) -> None:
         """The smoothing's posterior arrays and scratch, one set for every
         candidate of the selection (``_components``)."""
+        self.__dict__.pop("_posterior_work_key", None)
         if on and self.smoothing:
             n = self.forest_.n_nodes
             self.__dict__["_posterior_work"] = (np.empty(n), np.empty(n), np.empty(n),

@@ -209,7 +209,7 @@ static void gauss_bp(const mt_forest *f, double lambda, const double *count, con
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var, double *cov, double *work)
+                              double *mean, double *var, double *cov, double *work, int reuse)
 {
     if (check_gauss(f, lambda, prior_mean, prior_var, time_scale, noise_var) != MT_OK) {
         return MT_ERR_ARG;
@@ -223,7 +223,7 @@ int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *c
         return MT_ERR_NOMEM;
     }
     gauss_bp(f, lambda, count, sum, prior_mean, prior_var, time_scale, noise_var, n_threads,
-             mean, var, cov, scratch, scratch + 4 * f->n_nodes, 0);
+             mean, var, cov, scratch, scratch + 4 * f->n_nodes, work != NULL && reuse);
     if (work == NULL) {
         free(scratch);
     }

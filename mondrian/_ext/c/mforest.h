@@ -50,12 +50,17 @@
  * Needs 5 n_nodes doubles of scratch: `work` if not NULL (any content;
  * a caller scoring many candidates passes the same block each time, whose
  * pages are then not fresh ones for the kernel to clear), else allocated
- * here (MT_ERR_NOMEM).
+ * here (MT_ERR_NOMEM).  The last n_nodes doubles of `work` receive the
+ * prior increments phi(t_j) - phi(t_parent(j)); with `reuse` (and `work`)
+ * they are taken as they are instead, which is valid only when the
+ * previous call with this `work` had the same forest, lambda, prior_var and
+ * time_scale (the noise and the statistics may differ): they are an exp
+ * and an expm1 a node, most of the work.
  */
 int mt_forest_gauss_posterior(const mt_forest *f, double lambda, const double *count,
                               const double *sum, double prior_mean, double prior_var,
                               double time_scale, double noise_var, int n_threads,
-                              double *mean, double *var, double *cov, double *work);
+                              double *mean, double *var, double *cov, double *work, int reuse);
 
 /*
  * Leave-one-out predictive moments of the training targets under the
