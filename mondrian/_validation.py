@@ -317,7 +317,7 @@ def check_target_scale(y: np.ndarray, name: str = "y", *, centre: bool = True,
     y = np.asarray(y, dtype=np.float64)
     if y.size == 0:
         return
-    scale = float(np.max(np.abs(y)))
+    scale = largest_magnitude(y)
     # ‖y - ȳ‖ <= ‖y‖ <= √n·max|y|: within the bound, no norm is needed (the
     # common case, and a stream's one-point batches: a third of their
     # validation); NaN and inf fail the comparison and take the full check.
@@ -456,15 +456,19 @@ def plain_scalar(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _sum_is_finite(a: np.ndarray) -> bool:
+    """A finite sum proves every entry finite (NaN and inf propagate); a sum
+    that is not finite proves nothing (finite entries may overflow it)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.add.reduce(a, axis=None)))
+
+
 def all_finite(a: np.ndarray) -> bool:
     """Whether every entry of the float array ``a`` is finite, without an
-    array of flags: a finite sum proves it (NaN and inf propagate), and only
-    a sum that is not finite -- a NaN or an infinity, or finite entries
-    whose sum overflows -- is settled entry by entry."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.add.reduce(a, axis=None)):
-            return True
-    return bool(np.all(np.isfinite(a)))
+    array of flags where the sum settles it (:func:`_sum_is_finite`); only a
+    sum that is not finite -- a NaN or an infinity, or finite entries whose
+    sum overflows -- is settled entry by entry."""
+    return _sum_is_finite(a) or bool(np.all(np.isfinite(a)))
 
 
 def largest_magnitude(a: np.ndarray) -> float:
@@ -478,16 +482,15 @@ def _is_ready(estimator, X) -> bool:
     float64 ndarray (not a subclass) with ``n_features_in_`` columns and at
     least one row.  This skips scikit-learn's generic checks, about 0.1 ms,
     on the common path; anything else takes the full path and its messages.
-    A finite sum proves every entry finite (NaN and inf propagate); a sum
-    that overflows merely sends X down the full path.
+    Finiteness by the sum alone (:func:`_sum_is_finite`): a sum that
+    overflows merely sends X down the full path.
     """
     if (type(X) is not np.ndarray or X.dtype != np.float64 or X.ndim != 2
             or not X.flags.c_contiguous or X.shape[0] < 1
             or hasattr(estimator, "feature_names_in_")
             or X.shape[1] != getattr(estimator, "n_features_in_", -1)):
         return False
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(np.add.reduce(X, axis=None)))
+    return _sum_is_finite(X)
 
 
 def _y_is_ready(y, n_rows: int) -> bool:
@@ -501,8 +504,7 @@ def _y_is_ready(y, n_rows: int) -> bool:
         return True
     if y.dtype != np.float64:
         return False
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(np.add.reduce(y)))
+    return _sum_is_finite(y)
 
 
 def target_column(y):

@@ -185,8 +185,6 @@ def predict(forest, X: np.ndarray, lam: float, state: np.ndarray, step: float,
         coef = cache["coef"]
     else:
         out = None if cache is None else cache.get("buffers")
-        if out is not None and out[0].shape[0] != forest.n_nodes:
-            out = None
         out = _amf.weights(forest, lam, state, step, n_threads, out=out)
         coef = out[1]
         if cache is not None:

@@ -592,8 +592,20 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
                 self.__dict__.pop(name, None)
 
     def _selection_buffers(self, on: bool) -> None:
-        """Make (``on``) or drop the arrays that the candidates of a held-out
-        selection reuse (none here)."""
+        """Make (``on``, with smoothing) or drop the arrays that the
+        candidates of a held-out selection share (``_components``): fresh
+        ones for each would be fresh pages for the kernel to clear (10⁵
+        synthetic rows, 100 trees, 2·10⁷ nodes: 0.8 GB of scratch and 0.5 GB
+        of output a regression candidate)."""
+        d = self.__dict__
+        d.pop("_posterior_work", None)
+        d.pop("_posterior_work_key", None)
+        if on and self.smoothing:
+            d["_posterior_work"] = self._posterior_arrays()
+
+    def _posterior_arrays(self) -> tuple:
+        """(output arrays..., scratch) of one node posterior (subclasses)."""
+        raise NotImplementedError
 
     def _calibrate(self, pred, targets) -> None:
         """Calibrate an aggregated forest's predictions on held-out points
@@ -1196,13 +1208,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         if cached is not None and cached[0] == key:
             return cached[1]
         fitted = self._is_fitted_key(lam, hyper)
-        # A selection's candidates reuse one scratch, and those not kept one
-        # set of output arrays: fresh ones for each would be fresh pages for
-        # the kernel to clear (10⁵ synthetic rows, 100 trees, 2·10⁷ nodes:
-        # 0.8 GB of scratch and 0.5 GB of output a candidate).
+        # A selection's candidates share one scratch, and those not kept one
+        # set of output arrays (_selection_buffers).
         work = self.__dict__.get("_posterior_work")
-        if work is not None and work[0].shape[0] != count.shape[0]:
-            work = None
         # The prior increments (most of the work) depend on (λ, θ) only: the
         # noise levels tried at one (λ, θ) reuse those the last call left in
         # the scratch (on 2·10⁷ nodes, 0.35 -> 0.17 s a candidate).
@@ -1281,16 +1289,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         second moment) of held-out centred targets, as ``_score_held_out``."""
         return _gauss_scores(y_centred - pred[:, 0], pred[:, 1] - pred[:, 0]**2)
 
-    def _selection_buffers(self, on: bool) -> None:
-        """The smoothing's posterior arrays and scratch, one set for every
-        candidate of the selection (``_components``)."""
-        self.__dict__.pop("_posterior_work_key", None)
-        if on and self.smoothing:
-            n = self.forest_.n_nodes
-            self.__dict__["_posterior_work"] = (np.empty(n), np.empty(n), np.empty(n),
-                                                np.empty(5 * n))
-        else:
-            self.__dict__.pop("_posterior_work", None)
+    def _posterior_arrays(self) -> tuple:
+        """mean, var, cov and the 5·n_nodes scratch of ``gauss_posterior``."""
+        n = self.forest_.n_nodes
+        return np.empty(n), np.empty(n), np.empty(n), np.empty(5 * n)
 
     def _calibrate(self, pred, y_centred) -> None:
         """``std_scale_`` of an aggregated forest selected on held-out points
@@ -1660,12 +1662,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         if cached is not None and cached[0] == key:
             prob = cached[1]
         else:
-            # As the regressor's: a selection's candidates share one scratch,
-            # and those not kept one output array.
+            # A selection's candidates share one scratch, and those not kept
+            # one output array (_selection_buffers).
             fitted = self._is_fitted_key(lam, rate)
             work = self.__dict__.get("_posterior_work")
-            if work is not None and work[0].shape != counts.shape:
-                work = None
             prob = _mforest.class_posterior(self.forest_, lam, counts, base, rate,
                                             resolve_n_jobs(self.n_jobs),
                                             out=None if fitted or work is None else work[0],
@@ -1674,14 +1674,11 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                 self._posterior_cache[0] = (key, prob)
         return prob, prob, base
 
-    def _selection_buffers(self, on: bool) -> None:
-        """The smoothing's class probabilities and scratch, one set for every
-        candidate of the selection (``_components``)."""
-        if on and self.smoothing:
-            shape = (self.forest_.n_nodes, self.classes_.size)
-            self.__dict__["_posterior_work"] = (np.empty(shape), np.empty(shape[0] * shape[1]))
-        else:
-            self.__dict__.pop("_posterior_work", None)
+    def _posterior_arrays(self) -> tuple:
+        """The class probabilities (n_nodes x K) and the n_nodes·K scratch of
+        ``class_posterior``."""
+        n, K = self.forest_.n_nodes, self.classes_.size
+        return np.empty((n, K)), np.empty(n * K)
 
     def _score_held_out(self, X, codes, lam, hyper, paths=None) -> tuple[float, float]:
         return _log_loss(self._mixture(X, lam, self._resolve(lam, hyper), paths), codes)

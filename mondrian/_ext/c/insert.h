@@ -95,10 +95,11 @@
  * step, was slower (5553 points into 50 such trees: 0.58 s one tree at a
  * time, 0.74-0.91, 1.00-1.13 and 1.00-1.12 s): a thread then works on
  * several trees' boxes at once, which outgrow its L2 cache, so the walk is
- * bound by the boxes' footprint, not by the latency of one walk's loads.  Memory during the call: a copy
- * of every tree's node arrays but its boxes (14 words a node), of its
- * permutation (none if the forest dropped its points), room for its new
- * nodes' boxes, and one or two buffers of the largest tree's boxes.
+ * bound by the boxes' footprint, not by the latency of one walk's loads.
+ * Memory during the call: a copy of every tree's node arrays but its boxes
+ * (14 words a node), of its permutation (none if the forest dropped its
+ * points), room for its new nodes' boxes, and one or two buffers of the
+ * largest tree's boxes.
  */
 #ifndef MT_INSERT_H
 #define MT_INSERT_H
