@@ -174,10 +174,47 @@ static mt_index new_node(mt_forest *t, mt_index parent)
     return id;
 }
 
+/* Whether x lies in the box of local node j (inside or on its sides). */
+static inline int box_holds(const iscratch *s, const double *restrict x, mt_index j)
+{
+    return !(mt_box_excess(x, box_lower(s, j), box_upper(s, j), s->t.n_features) > 0.0);
+}
+
+/* Ask for the box of local node j (both sides, every line) ahead of use. */
+static inline void box_prefetch(const iscratch *s, mt_index j)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    const char *lo = (const char *)box_lower(s, j), *hi = (const char *)box_upper(s, j);
+    const size_t bytes = s->t.n_features * sizeof(double);
+    for (size_t b = 0; b < bytes; b += 64) {
+        __builtin_prefetch(lo + b, 1, 3);
+        __builtin_prefetch(hi + b, 1, 3);
+    }
+    if (bytes > 0) { /* the last line of a row that straddles one more */
+        __builtin_prefetch(lo + bytes - 1, 1, 3);
+        __builtin_prefetch(hi + bytes - 1, 1, 3);
+    }
+#else
+    (void)s;
+    (void)j;
+#endif
+}
+
 /*
  * Insert x (the batch's point i) into the scratch's tree: the walk of
  * insert.h.  Draws from rng: one exponential per node whose box does not
  * contain x, and two uniforms (dimension, cut) per insertion of a parent.
+ *
+ * The walk's nodes are known before their boxes are read: until the walk
+ * inserts a parent (and stops) it goes down by the cuts alone.  So the path
+ * to the leaf is taken first, on the small link arrays (the scratch's, in
+ * cache), and the boxes are read after: a child's box lies inside its
+ * parent's, so the nodes whose box holds x -- where the walk only moves on,
+ * drawing nothing -- are a prefix of the path, found by bisection in about
+ * log2(depth) box tests; from the first node outside, every box is read in
+ * path order with the next ones prefetched.  The draws, the boxes and the
+ * tree are those of the walk node by node (insert.h), in fewer and
+ * overlapping loads: the walk is bound by the latency of the boxes' lines.
  */
 static void insert_point(iscratch *s, const double *restrict x, size_t i, double lifetime,
                          size_t max_nodes, bitgen_t *rng)
@@ -186,86 +223,110 @@ static void insert_point(iscratch *s, const double *restrict x, size_t i, double
     const size_t d = t->n_features;
     /* At the node cap the point only enlarges boxes and joins a leaf. */
     const int may_split = max_nodes == 0 || t->n_nodes + 2 <= max_nodes;
-    mt_index j = s->root;
-    double t0 = 0.0;
-    for (;;) {
+    /* The path by the cuts, root to leaf (at most every node: the stack has
+     * room for the tree's capacity). */
+    mt_index *path = s->stack;
+    size_t depth = 0;
+    for (mt_index j = s->root;; j = x[t->feature[j]] <= t->threshold[j] ? t->left[j] : t->right[j]) {
+        path[depth++] = j;
+        if (t->left[j] == MT_NONE) {
+            break;
+        }
+    }
+    /* First node outside: path[0 .. a) hold x, path[b ..) do not. */
+    size_t a = 0, b = depth;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (box_holds(s, x, path[mid])) {
+            a = mid + 1;
+        } else {
+            b = mid;
+        }
+    }
+    if (a == depth) {
+        s->leaf_of[i] = path[depth - 1]; /* x in the leaf's box: it joins */
+        return;
+    }
+    for (size_t q = a + 1; q < depth && q < a + 3; ++q) {
+        box_prefetch(s, path[q]);
+    }
+    double t0 = a > 0 ? t->tau[path[a - 1]] : 0.0;
+    for (size_t q = a;; ++q) {
+        const mt_index j = path[q];
         double *lo = box_lower(s, j), *hi = box_upper(s, j);
-        /* Inside the box (the walk's prefix: a child's box lies inside its
-         * parent's) the gap is 0 without its chain of additions: the same
-         * numbers as summing it. */
-        const double gap = mt_box_excess(x, lo, hi, d) > 0.0 ? mt_box_gap(x, lo, hi, d) : 0.0;
-        if (gap > 0.0) {
-            double time = may_split ? t0 - log(open_uniform(rng)) / gap : INFINITY;
-            if (time < t->tau[j] && time <= lifetime) {
-                /* Dimension with probability proportional to its gap. */
-                double r = rng->next_double(rng->state) * gap, acc = 0.0;
-                size_t dim = d;
-                for (size_t k = 0; k < d; ++k) {
-                    double below = lo[k] - x[k], above = x[k] - hi[k];
-                    double e = (below > 0.0 ? below : 0.0) + (above > 0.0 ? above : 0.0);
-                    acc += e;
-                    if (e > 0.0) {
-                        dim = k;
-                        if (r < acc) {
-                            break;
-                        }
+        if (q + 3 < depth) {
+            box_prefetch(s, path[q + 3]);
+        }
+        const double gap = mt_box_gap(x, lo, hi, d); /* > 0: x is outside */
+        double time = may_split ? t0 - log(open_uniform(rng)) / gap : INFINITY;
+        if (time < t->tau[j] && time <= lifetime) {
+            /* Dimension with probability proportional to its gap. */
+            double r = rng->next_double(rng->state) * gap, acc = 0.0;
+            size_t dim = d;
+            for (size_t k = 0; k < d; ++k) {
+                double below = lo[k] - x[k], above = x[k] - hi[k];
+                double e = (below > 0.0 ? below : 0.0) + (above > 0.0 ? above : 0.0);
+                acc += e;
+                if (e > 0.0) {
+                    dim = k;
+                    if (r < acc) {
+                        break;
                     }
                 }
-                /* Cut uniform in the gap [a0, a1) between x and the box;
-                 * a draw that rounds up to a1 is redrawn, so that x and
-                 * the box are on opposite sides (x_d <= a goes left). */
-                int x_below = x[dim] < lo[dim];
-                double a0 = x_below ? x[dim] : hi[dim];
-                double a1 = x_below ? lo[dim] : x[dim];
-                double a;
-                do {
-                    a = a0 + rng->next_double(rng->state) * (a1 - a0);
-                } while (!(a < a1));
+            }
+            /* Cut uniform in the gap [a0, a1) between x and the box; a
+             * draw that rounds up to a1 is redrawn, so that x and the box
+             * are on opposite sides (x_d <= a goes left). */
+            int x_below = x[dim] < lo[dim];
+            double a0 = x_below ? x[dim] : hi[dim];
+            double a1 = x_below ? lo[dim] : x[dim];
+            double cut;
+            do {
+                cut = a0 + rng->next_double(rng->state) * (a1 - a0);
+            } while (!(cut < a1));
 
-                mt_index up = t->parent[j];
-                mt_index p = new_node(t, up);
-                mt_index leaf = new_node(t, p);
-                /* new_node does not move the arrays (room was reserved) */
-                double *plo = box_lower(s, p), *phi = box_upper(s, p);
-                double *llo = box_lower(s, leaf), *lhi = box_upper(s, leaf);
-                for (size_t k = 0; k < d; ++k) {
-                    plo[k] = lo[k] < x[k] ? lo[k] : x[k];
-                    phi[k] = hi[k] > x[k] ? hi[k] : x[k];
-                    llo[k] = x[k];
-                    lhi[k] = x[k];
-                }
-                if (up == MT_NONE) {
-                    s->root = p;
-                } else if (t->left[up] == j) {
-                    t->left[up] = p;
-                } else {
-                    t->right[up] = p;
-                }
-                t->parent[j] = p;
-                t->left[p] = x_below ? leaf : j;
-                t->right[p] = x_below ? j : leaf;
-                t->feature[p] = (mt_index)dim;
-                t->threshold[p] = a;
-                t->tau[p] = time;
-                /* p is active exactly where j was: it takes j's column key;
-                 * the new leaf's key is fixed after the batch (-1 - i). */
-                t->key[p] = t->key[j];
-                t->key[leaf] = -1 - (mt_index)i;
-                s->leaf_of[i] = leaf;
-                s->created[i] = 1;
-                return;
-            }
+            mt_index up = t->parent[j];
+            mt_index p = new_node(t, up);
+            mt_index leaf = new_node(t, p);
+            /* new_node does not move the arrays (room was reserved) */
+            double *plo = box_lower(s, p), *phi = box_upper(s, p);
+            double *llo = box_lower(s, leaf), *lhi = box_upper(s, leaf);
             for (size_t k = 0; k < d; ++k) {
-                lo[k] = lo[k] < x[k] ? lo[k] : x[k];
-                hi[k] = hi[k] > x[k] ? hi[k] : x[k];
+                plo[k] = lo[k] < x[k] ? lo[k] : x[k];
+                phi[k] = hi[k] > x[k] ? hi[k] : x[k];
+                llo[k] = x[k];
+                lhi[k] = x[k];
             }
+            if (up == MT_NONE) {
+                s->root = p;
+            } else if (t->left[up] == j) {
+                t->left[up] = p;
+            } else {
+                t->right[up] = p;
+            }
+            t->parent[j] = p;
+            t->left[p] = x_below ? leaf : j;
+            t->right[p] = x_below ? j : leaf;
+            t->feature[p] = (mt_index)dim;
+            t->threshold[p] = cut;
+            t->tau[p] = time;
+            /* p is active exactly where j was: it takes j's column key;
+             * the new leaf's key is fixed after the batch (-1 - i). */
+            t->key[p] = t->key[j];
+            t->key[leaf] = -1 - (mt_index)i;
+            s->leaf_of[i] = leaf;
+            s->created[i] = 1;
+            return;
         }
-        if (t->left[j] == MT_NONE) {
+        for (size_t k = 0; k < d; ++k) {
+            lo[k] = lo[k] < x[k] ? lo[k] : x[k];
+            hi[k] = hi[k] > x[k] ? hi[k] : x[k];
+        }
+        if (q + 1 == depth) {
             s->leaf_of[i] = j; /* x joins the leaf */
             return;
         }
         t0 = t->tau[j];
-        j = x[t->feature[j]] <= t->threshold[j] ? t->left[j] : t->right[j];
     }
 }
 
@@ -414,7 +475,15 @@ static void store_boxes(const iscratch *trees, mt_forest *f, const mt_index *old
         for (size_t q = k; q-- > 0;) {
             size_t j = (size_t)s->order[q];
             const double *src = j < n_old ? old + j * d : fresh + (j - n_old) * d;
-            memmove(out + q * d, src, d * sizeof(double));
+            double *dst = out + q * d;
+            /* rows of d doubles from the same array are equal or disjoint:
+             * an element-wise copy, inlined (a call per row of 168 bytes
+             * cost more than the copy) */
+            if (dst != src) {
+                for (size_t c = 0; c < d; ++c) {
+                    dst[c] = src[c];
+                }
+            }
         }
     }
 }

@@ -88,14 +88,20 @@
  *
  * Cost: O(depth) per point and tree, plus O(nodes + points) per tree and
  * batch for the renumbering, the moves and the permutation (so batches,
- * not single points, are the unit of work).  A walk reads about 3 lines of
- * box per node for D = 21 (CPU data: 2.2 us a walk of some 33 nodes into
- * full-depth trees, on one thread).  Interleaving the walks of 2, 4 or 8
- * trees on each thread, each walk's next node prefetched while the others
- * step, was slower (5553 points into 50 such trees: 0.58 s one tree at a
- * time, 0.74-0.91, 1.00-1.13 and 1.00-1.12 s): a thread then works on
- * several trees' boxes at once, which outgrow its L2 cache, so the walk is
- * bound by the boxes' footprint, not by the latency of one walk's loads.
+ * not single points, are the unit of work).  The walk is bound by the
+ * latency of the boxes' lines (D = 21: six lines a node, lower and upper),
+ * so insert.c takes the path by the cuts first (small arrays, in cache),
+ * finds by bisection the prefix of nodes whose box holds x (a child's box
+ * lies in its parent's; the walk draws nothing there) and reads the boxes
+ * below it in path order, the next ones prefetched: the same draws and the
+ * same tree.  CPU data, 50 trees, batches of 1000, 2000 and 2554 points
+ * into full-depth trees on one thread: the walks 0.36-0.37 -> 0.30 s.
+ * Interleaving the walks of 2, 4 or 8 trees on each thread instead, each
+ * walk's next node prefetched while the others step, was slower (5553
+ * points into 50 such trees: 0.58 s one tree at a time, 0.74-0.91,
+ * 1.00-1.13 and 1.00-1.12 s): a thread then works on several trees' boxes
+ * at once, which outgrow its L2 cache.  The boxes' moves copy each row
+ * inline (a call to memmove per row of 168 bytes took about four times as long).
  * Memory during the call: a copy of every tree's node arrays but its boxes
  * (14 words a node), of its permutation (none if the forest dropped its
  * points), room for its new nodes' boxes, and one or two buffers of the
