@@ -456,9 +456,18 @@ def plain_scalar(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: Up to this many entries :func:`_sum_is_finite` tests them one by one:
+#: for a stream's small batches the flags cost less than the error-state
+#: context the sum needs (1.5 against 2.8 µs on a row of 21).
+_SMALL_ENTRIES = 256
+
+
 def _sum_is_finite(a: np.ndarray) -> bool:
     """A finite sum proves every entry finite (NaN and inf propagate); a sum
-    that is not finite proves nothing (finite entries may overflow it)."""
+    that is not finite proves nothing (finite entries may overflow it).
+    Small arrays are tested entry by entry (exact, and cheaper there)."""
+    if a.size <= _SMALL_ENTRIES:
+        return bool(np.isfinite(a).all())
     with np.errstate(over="ignore", invalid="ignore"):
         return bool(np.isfinite(np.add.reduce(a, axis=None)))
 
@@ -472,7 +481,10 @@ def all_finite(a: np.ndarray) -> bool:
 
 
 def largest_magnitude(a: np.ndarray) -> float:
-    """max |entry| of a non-empty real array without an array of magnitudes."""
+    """max |entry| of a non-empty real array without an array of magnitudes
+    (for a small one the magnitudes cost less than two reductions)."""
+    if a.size <= _SMALL_ENTRIES:
+        return float(np.abs(a).max())
     return float(max(np.max(a), -np.min(a)))
 
 
@@ -517,7 +529,10 @@ def target_column(y):
 
 
 def _check_range(X: np.ndarray, name: str) -> None:
-    """Reject data whose per-feature ranges overflow double precision."""
+    """Reject data whose per-feature ranges overflow double precision (X
+    finite: a single row has none)."""
+    if X.shape[0] < 2:
+        return
     with np.errstate(over="ignore"):
         total = np.sum(np.ptp(X, axis=0)) if X.size else 0.0
     if not np.isfinite(total):

@@ -457,6 +457,15 @@ def test_all_finite_and_largest_magnitude_without_flag_arrays():
         assert not all_finite(b)
     assert not all_finite(np.array([np.inf, -np.inf]))  # the sum is NaN
     assert all_finite(np.zeros(0))
+    # Past _SMALL_ENTRIES the sum decides first: the same answers.
+    from mondrian._validation import _SMALL_ENTRIES
+    n = 4 * _SMALL_ENTRIES
+    assert all_finite(np.full(n, 1e308)) and all_finite(np.tile([1e308, -1e308], n // 2))
+    for bad in (np.nan, np.inf, -np.inf):
+        b = rng.standard_normal(n)
+        b[n - 3] = bad
+        assert not all_finite(b)
+    assert not all_finite(np.tile([np.inf, -np.inf], n // 2))
     assert largest_magnitude(a) == np.max(np.abs(a))
     assert largest_magnitude(np.array([-5.0, 2.0])) == 5.0
     assert largest_magnitude(np.array([[3.0], [-1.0]])) == 3.0

@@ -321,7 +321,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         X = np.array(X, dtype=np.float64, order="C", copy=True)  # not the caller's memory
         forest = d["_features_"].forest_
         bounds = d.get("_pending_bounds")
-        lo, hi = X.min(axis=0), X.max(axis=0)
+        # (a stream's single rows: the row itself, without two reductions)
+        lo, hi = (X[0], X[0]) if X.shape[0] == 1 else (X.min(axis=0), X.max(axis=0))
         grown = True
         if bounds is not None:
             grown = bool(np.any(lo < bounds[0]) or np.any(hi > bounds[1]))
