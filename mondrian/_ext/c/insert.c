@@ -10,8 +10,11 @@
 
 /* Work below which a batch is inserted on one thread: every tree's node
  * and permutation entries copied, plus its walks (each point's gap to about
- * log2(nodes) boxes of D sides; mt_insert_work). */
-#define MT_INSERT_SERIAL ((size_t)1 << 20)
+ * log2(nodes) boxes of D sides; mt_insert_work).  A unit costs some 40 ns
+ * on one thread (one point into 50 trees of 13 000 nodes, 10^6 units: 43
+ * ms), so this is about a millisecond.  It was 2^20 (40 ms): inserting one
+ * point into those trees ran on one thread, 44 ms; on two, 36 ms. */
+#define MT_INSERT_SERIAL ((size_t)1 << 15)
 
 /* The work of inserting n points into the M trees of f (the units of
  * MT_INSERT_SERIAL), saturating at SIZE_MAX. */
@@ -496,9 +499,9 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     /* A batch whose work (copying every tree's nodes and permutation,
      * walking its points down the trees) is below about a millisecond runs
      * on one thread: starting the team costs more than it saves (the result
-     * does not depend on it).  Counting the copies alone kept every batch
-     * of an online pass over the CPU data (50 trees, batches of 1000) on
-     * one thread, the walks three times slower. */
+     * does not depend on it).  Counting the copies alone had kept every
+     * batch of an online pass over the CPU data (50 trees, batches of 1000)
+     * on one thread, the walks three times slower. */
     const int nt = n_threads > 1 && M > 0 && mt_insert_work(f, n) >= MT_INSERT_SERIAL
                        ? n_threads : 1;
     iscratch *trees = NULL;
