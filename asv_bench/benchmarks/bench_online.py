@@ -69,3 +69,33 @@ class OnlineRidgeCPU:
 
     def time_batch(self, batch_size):
         MondrianKernelRidge(350, 1e-6, alpha=0.1, random_state=0).fit(self.X, self.y)
+
+
+class InsertFixedCostCPU:
+    """A small batch into 50 trees of one point per leaf (the CPU training
+    data standardised, 655 000 nodes; two threads): every batch copies,
+    renumbers and moves every node, so a batch of 1 or 100 points costs
+    about as much as that pass (22-36 ms for one point, 2026-11-27).  The
+    first insertion after ``fit`` also grows the node arrays' capacity by
+    half into fresh memory (0.26-0.36 s in a fresh process, 0.03 s where
+    freed memory is at hand); ``setup`` makes it, the timing is the next."""
+
+    params = ([1, 100],)
+    param_names = ["n_points"]
+    number = 1
+    repeat = 5
+    timeout = 120
+
+    def setup(self, n_points):
+        if not _ONLINE:
+            raise NotImplementedError("no partial_fit in this commit")
+        X, _, _, _ = cpu_arrays()
+        sd = X.std(axis=0)
+        X = (X - X.mean(axis=0)) / (sd + (sd == 0))
+        self.model = MondrianFeatures(50, 1180.0, random_state=0,
+                                      n_jobs=2).fit(X[:-2 * n_points])
+        self.model.partial_fit(X[-2 * n_points:-n_points])
+        self.new = X[-n_points:]
+
+    def time_insert(self, n_points):
+        self.model.partial_fit(self.new)
