@@ -701,3 +701,40 @@ def test_insertion_reproduces_the_copying_implementation_bit_for_bit(max_nodes, 
         h.update(np.ascontiguousarray(getattr(f, name)).tobytes())
     assert h.hexdigest()[:16] == expected
     _assert_forest_valid(f)
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"),
+                    reason="digests recorded on x86-64 Linux (glibc's log)")
+@pytest.mark.parametrize("d, n, lifetime, rotation, expected", [
+    (1, 500, 50.0, None, "2a6cd63c43ffa79f"),
+    (21, 800, 1e3, None, "c30990312220d836"),      # boxes of three cache lines a side
+    (300, 300, 2.0, None, "9bc4d34406e42af7"),     # rows of 38 lines
+    (8, 500, 1e3, "uniform", "4f777dd82b7f6b74"),  # walks in each tree's coordinates
+])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_insertion_walk_by_bisection_reproduces_the_node_by_node_walk(d, n, lifetime, rotation,
+                                                                     expected, n_jobs):
+    """Digests recorded with insert.c's node-by-node walk (ba84393: every
+    box on the path tested in turn) before the walk took the path by the
+    cuts first and bisected the prefix of boxes that hold the point: the
+    same draws, so the same trees, at one feature, at 21 (the CPU data's),
+    at 300 (the prefetch of long rows) and in a rotated forest, on full-depth
+    and shallow trees, in batches of 1 to 1000 points."""
+    X = np.random.default_rng(d).standard_normal((n, d))
+    mf = MondrianFeatures(7, lifetime, random_state=3, n_jobs=n_jobs, rotation=rotation)
+    mf.fit(X[:50])
+    a = 50
+    for b in (1, 2, 30, 1, 200, 5, 1000):
+        mf.partial_fit(X[a:a + b])
+        a += b
+        if a >= n:
+            break
+    f = mf.forest_
+    h = hashlib.sha256()
+    for name in NODE_ARRAYS:
+        h.update(np.ascontiguousarray(getattr(f, name)).tobytes())
+    assert h.hexdigest()[:16] == expected
+    if rotation is None:
+        _assert_forest_valid(f)     # boxes against X (a rotated forest's are not in X's axes)
+    else:
+        assert pickle.loads(pickle.dumps(f)).n_nodes == f.n_nodes   # the C check accepts it
