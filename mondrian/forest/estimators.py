@@ -597,16 +597,14 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         candidates of a held-out selection share (``_components``): fresh
         ones for each would be fresh pages for the kernel to clear (10⁵
         synthetic rows, 100 trees, 2·10⁷ nodes: 0.8 GB of scratch and 0.5 GB
-        of output a regression candidate)."""
+        of output a regression candidate).  Each forest says which arrays
+        its node posterior takes (``_posterior_arrays``: output arrays, then
+        the scratch)."""
         d = self.__dict__
         d.pop("_posterior_work", None)
         d.pop("_posterior_work_key", None)
         if on and self.smoothing:
             d["_posterior_work"] = self._posterior_arrays()
-
-    def _posterior_arrays(self) -> tuple:
-        """(output arrays..., scratch) of one node posterior (subclasses)."""
-        raise NotImplementedError
 
     def _calibrate(self, pred, targets) -> None:
         """Calibrate an aggregated forest's predictions on held-out points
