@@ -281,6 +281,54 @@ def test_a_fit_holds_the_nodes_about_once(run_python):
     assert peak < 1.4 * nodes, (peak, nodes)
 
 
+@pytest.mark.parametrize("lifetime", [2.0, 1e4])
+def test_each_tree_is_the_tree_its_stream_grows_alone(rng, lifetime):
+    """A fit stores the trees of its first thread straight from the thread's
+    scratch and packs the others' (``c/grow.c``): whichever way, tree m of
+    an M-tree forest is the one-tree forest grown from tree m's stream
+    alone, node for node (ids shifted by its offset), on 1 to 3 threads;
+    shallow trees (lifetime 2) and trees grown to their leaves (1e4, the
+    largest the room reserved for the direct stores is meant to hold).
+    The node arrays end with room for exactly the nodes and the spare
+    ones, or the capacity a refit found if that was more."""
+    X = rng.random((250, 3))
+    M, spare = 7, 100
+
+    def gens():
+        return [np.random.PCG64(1000 + m) for m in range(M)]
+
+    alone = [Forest(1, 3).fit(X, lifetime, [g], 1) for g in gens()]
+    for n_threads in (1, 2, 3):
+        f = Forest(M, 3).fit(X, lifetime, gens(), n_threads, spare_nodes=spare)
+        assert f.node_capacity == f.n_nodes + spare
+        offset = np.asarray(f.node_offset)
+        perm = np.asarray(f.perm)
+        for m, one in enumerate(alone):
+            lo, hi = offset[m], offset[m + 1]
+            assert hi - lo == one.n_nodes
+            for name in ("parent", "left", "right"):
+                mine, ref = np.asarray(getattr(f, name))[lo:hi], np.asarray(getattr(one, name))
+                np.testing.assert_array_equal(np.where(mine < 0, mine, mine - lo), ref)
+            np.testing.assert_array_equal(np.asarray(f.tree_of)[lo:hi], m)
+            for name in ("feature", "start", "end", "threshold", "tau", "lower", "upper"):
+                np.testing.assert_array_equal(np.asarray(getattr(f, name))[lo:hi],
+                                              np.asarray(getattr(one, name)))
+            np.testing.assert_array_equal(perm[m], np.asarray(one.perm)[0])
+    # A refit keeps a larger capacity (its pages are the ones the nodes go
+    # to), and grows a smaller one to the nodes and the spare ones.
+    small = Forest(M, 3).fit(X, 0.5, gens(), 2)
+    big = Forest(M, 3).fit(X, lifetime, gens(), 2, spare_nodes=spare)
+    before = small.node_capacity
+    small.fit(X, lifetime, gens(), 2, spare_nodes=spare)
+    assert small.node_capacity == max(before, big.n_nodes + spare)
+    capacity = big.node_capacity
+    big.fit(X, 0.5, gens(), 2)
+    assert big.node_capacity == capacity
+    for name in NODE_ARRAYS:
+        np.testing.assert_array_equal(getattr(big, name), getattr(Forest(M, 3).fit(
+            X, 0.5, gens(), 1), name))
+
+
 def test_bitwise_identical_for_1_2_3_threads(rng):
     X = rng.random((300, 4))
     y = np.sin(3 * X[:, 0]) + X[:, 1]

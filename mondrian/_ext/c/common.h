@@ -50,8 +50,13 @@ static inline int mt_mul_size(size_t a, size_t b, size_t *out)
  * not aligned like them splits them -- growing a forest's node arrays so
  * for an insertion took 290-420 ms where a fresh advised block and a copy
  * take 80-100 ms (mt_forest_extend_nodes).
- * mt_alloc_large: malloc with that advice for blocks of MT_HUGE_PAGE bytes
- * or more.
+ * mt_alloc_large: a block of `bytes` bytes with that advice when it has
+ * MT_HUGE_PAGE bytes or more, aligned to a huge page and rounded up to
+ * whole ones on Linux (posix_memalign), so that all of it can be huge
+ * pages: malloc's block starts 16 bytes into a small page, and the parts
+ * before its first and after its last huge-page boundary fault 4 KB at a
+ * time -- a 4 MB block was half small pages.  Free it with free() or
+ * mt_free_large.
  */
 #define MT_HUGE_PAGE ((size_t)1 << 21)
 void mt_advise_huge(void *p, size_t bytes);
@@ -62,14 +67,7 @@ void mt_advise_huge(void *p, size_t bytes);
  * own (a block kept in the heap stays resident after free otherwise). */
 void mt_free_large(void *p, size_t bytes);
 
-static inline void *mt_alloc_large(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p != NULL && bytes >= MT_HUGE_PAGE) {
-        mt_advise_huge(p, bytes);
-    }
-    return p;
-}
+void *mt_alloc_large(size_t bytes);
 
 /*
  * Grow *array from old_n to new_n elements of `size` bytes (new_n >= old_n),

@@ -225,6 +225,41 @@ static int reserve_nodes(mt_forest *f, size_t capacity, int with_boxes)
     return MT_OK;
 }
 
+/* One array cut down to `bytes` (> 0) in place: realloc shrinks a block
+ * where it is (glibc unmaps the tail of a mapped block); should it fail,
+ * the larger block stays, which is harmless. */
+static void shrink_array(void **array, size_t bytes)
+{
+    void *p = *array != NULL ? realloc(*array, bytes) : NULL;
+    if (p != NULL) {
+        *array = p;
+    }
+}
+
+void mt_forest_shrink_nodes(mt_forest *f, size_t capacity)
+{
+    const size_t d = f->n_features;
+    if (capacity == 0 || capacity >= f->node_capacity || capacity < f->n_nodes) {
+        return;
+    }
+    shrink_array((void **)&f->tree_of, capacity * sizeof(mt_index));
+    shrink_array((void **)&f->parent, capacity * sizeof(mt_index));
+    shrink_array((void **)&f->left, capacity * sizeof(mt_index));
+    shrink_array((void **)&f->right, capacity * sizeof(mt_index));
+    shrink_array((void **)&f->feature, capacity * sizeof(mt_index));
+    shrink_array((void **)&f->start, capacity * sizeof(mt_index));
+    shrink_array((void **)&f->end, capacity * sizeof(mt_index));
+    shrink_array((void **)&f->threshold, capacity * sizeof(double));
+    shrink_array((void **)&f->tau, capacity * sizeof(double));
+    if (d > 0) {
+        /* fits: the boxes held node_capacity * d > capacity * d doubles */
+        shrink_array((void **)&f->lower, capacity * d * sizeof(double));
+        shrink_array((void **)&f->upper, capacity * d * sizeof(double));
+    }
+    shrink_array((void **)&f->key, capacity * sizeof(mt_index));
+    f->node_capacity = capacity;
+}
+
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity)
 {
     return reserve_nodes(f, capacity, 1);

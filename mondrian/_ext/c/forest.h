@@ -107,6 +107,13 @@ void mt_forest_free(mt_forest *f);
  * forest is unchanged in content. */
 int mt_forest_reserve_nodes(mt_forest *f, size_t capacity);
 
+/* Cut the node arrays down to `capacity` nodes (at least n_nodes, and
+ * more than 0; otherwise, or if the forest has no more, nothing changes);
+ * the nodes below it keep their content.  Cannot fail.  A caller that
+ * stored nodes past n_nodes (grow.c, during a fit) keeps them by passing a
+ * capacity that holds them. */
+void mt_forest_shrink_nodes(mt_forest *f, size_t capacity);
+
 /* Room for at least `capacity` nodes, for a forest that grows by
  * insertions (insert.c): when it must grow, to at least half again its
  * capacity (the exact capacity if that slack does not fit in memory), so

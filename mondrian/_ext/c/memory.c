@@ -35,6 +35,26 @@ void mt_advise_huge(void *p, size_t bytes)
 #endif
 }
 
+void *mt_alloc_large(size_t bytes)
+{
+    void *p = NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= MT_HUGE_PAGE && bytes <= SIZE_MAX - MT_HUGE_PAGE) {
+        const size_t rounded = (bytes + MT_HUGE_PAGE - 1) & ~(MT_HUGE_PAGE - 1);
+        if (posix_memalign(&p, MT_HUGE_PAGE, rounded) != 0) {
+            return NULL;
+        }
+        mt_advise_huge(p, rounded);
+        return p;
+    }
+#endif
+    p = malloc(bytes > 0 ? bytes : 1);
+    if (p != NULL && bytes >= MT_HUGE_PAGE) {
+        mt_advise_huge(p, bytes);
+    }
+    return p;
+}
+
 void mt_free_large(void *p, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_DONTNEED)
