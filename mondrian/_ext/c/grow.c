@@ -40,13 +40,17 @@
  * Each tree grows in its thread's one-tree forest (the scratch: node
  * storage from forest.c, ids local to the tree, reused from tree to tree),
  * a fit permuting the tree's own row of the forest's permutation and an
- * extension a copy.  In a fit, the trees the first thread takes from the
- * front (0, 1, ...) are copied from its scratch straight into the forest,
- * whose offsets for them it knows as it goes; every other grown tree (all
- * of an extension's) is kept at its exact size (packed) until every tree
- * is grown, then copied into the forest at its node offset, the packed
- * trees' memory released chunk by chunk as the forest fills (struct
- * chunk), so that the nodes are held about once at the peak, not twice.
+ * extension a copy.  In a fit, a grown tree is copied from the scratch
+ * straight into the forest where its place is known: every tree at m times
+ * the first tree's size when the first tree split as far as its points
+ * allow (no tree can be larger; the smaller ones are moved down into place
+ * at the end), else the trees the first thread takes from the front
+ * (0, 1, ...), whose offsets it knows as it goes (see grow_forest).  Every
+ * other grown tree (all of an extension's) is kept at its exact size
+ * (packed) until every tree is grown, then copied into the forest at its
+ * node offset, the packed trees' memory released chunk by chunk as the
+ * forest fills (struct chunk), so that the nodes are held about once at
+ * the peak, not twice.
  * Scratches per tree instead, each with room to spare, held 675 MiB at the
  * peak of a 231-row fit with 31 000 trees; packed trees, 429 MiB.
  *
@@ -57,13 +61,14 @@
  * records) spent 40-50 % of a fit in the kernel.  Two changes (measured
  * against the build before them, fresh processes alternating, three fits
  * each): the packed trees' chunks are whole, aligned huge pages
- * (mt_alloc_large: 36 000 page faults a fit -> 7 300), and the front
- * thread's trees skip the packing (half the trees on two threads, all on
- * one).  One thread: 0.25-0.33 s (0.54-0.78 s the first fit of a process)
- * -> 0.16-0.24 s (0.16-0.37 s); two threads 0.11-0.17 (0.23-0.48) ->
- * 0.10-0.14 (0.23-0.37).  100 trees on 10^5 x 8 points to their leaves
- * (two threads): 2.9-3.9 s (5.7-6.7 s first) -> 2.0-3.1 s (3.9-4.6 s);
- * 12 809 shallow trees on 600 x 8 (the 600-row default fit's forest):
+ * (mt_alloc_large: 36 000 page faults a fit -> 7 300), and the trees are
+ * stored without packing where their place is known (above).  Those 50
+ * trees, two threads: 0.16-0.19 s (0.37-0.51 s the first fit of a
+ * process) -> 0.11-0.14 s (0.16-0.21 s); one thread 0.25 s (0.54-0.97 s)
+ * -> 0.16-0.21 s (0.19-0.29 s).  100 trees on 10^5 x 8 points to their
+ * leaves (two threads): 3.4-4.1 s (4.6-8.9 s first) -> 2.0-2.9 s
+ * (4.0-4.4 s); 12 809 shallow trees on 600 x 8 (the 600-row default
+ * fit's forest; only the first thread's trees skip the packing):
  * 0.27-0.42 s -> 0.23-0.31 s on one thread, the same within noise on two.
  *
  * Points of up to MT_GATHER_BYTES are not moved: the partition moves perm
@@ -102,6 +107,7 @@ typedef struct {
  * NULL. */
 typedef struct {
     size_t n_nodes;
+    size_t at;           /* stored directly: its first node in f, else SIZE_MAX */
     void *block;
     struct chunk *chunk; /* the arena chunk holding the tree */
     mt_index *parent, *left, *right, *feature, *start, *end, *perm;
@@ -720,6 +726,48 @@ static void scratch_store(const scratch *s, mt_forest *f, size_t m, mt_index lo)
     memcpy(f->upper + (size_t)lo * d, t->upper, n * d * sizeof(double));
 }
 
+/* Whether every leaf of the scratch's tree holds one point, or points that
+ * coincide: the tree has split as far as its points allow, and no tree on
+ * those points has more nodes (every split separates points). */
+static int fully_split(const scratch *s)
+{
+    const mt_forest *t = &s->tree;
+    const size_t d = t->n_features;
+    for (size_t j = 0; j < t->n_nodes; ++j) {
+        if (t->left[j] != MT_NONE || t->end[j] - t->start[j] <= 1) {
+            continue;
+        }
+        for (size_t k = 0; k < d; ++k) {
+            if (t->upper[j * d + k] > t->lower[j * d + k]) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Move tree m's k nodes, stored from global id `from`, down to `to`
+ * (to < from; ranges may overlap), its links renumbered. */
+static void move_tree_down(mt_forest *f, size_t k, size_t from, size_t to)
+{
+    const size_t d = f->n_features;
+    const mt_index shift = (mt_index)(from - to);
+    for (size_t j = 0; j < k; ++j) { /* ascending: each read precedes its overwrite */
+        const mt_index p = f->parent[from + j], l = f->left[from + j], r = f->right[from + j];
+        f->tree_of[to + j] = f->tree_of[from + j];
+        f->parent[to + j] = p == MT_NONE ? MT_NONE : p - shift;
+        f->left[to + j] = l == MT_NONE ? MT_NONE : l - shift;
+        f->right[to + j] = r == MT_NONE ? MT_NONE : r - shift;
+    }
+    memmove(f->feature + to, f->feature + from, k * sizeof(mt_index));
+    memmove(f->start + to, f->start + from, k * sizeof(mt_index));
+    memmove(f->end + to, f->end + from, k * sizeof(mt_index));
+    memmove(f->threshold + to, f->threshold + from, k * sizeof(double));
+    memmove(f->tau + to, f->tau + from, k * sizeof(double));
+    memmove(f->lower + to * d, f->lower + from * d, k * d * sizeof(double));
+    memmove(f->upper + to * d, f->upper + from * d, k * d * sizeof(double));
+}
+
 /* Room in f for the first tree's direct stores (see grow_forest), from the
  * size k0 of tree 0: twice as many nodes per tree, at least MT_SCRATCH_NODES
  * and at most the 2n - 1 nodes a tree on n points can have (every split
@@ -733,6 +781,9 @@ static int reserve_direct(mt_forest *f, size_t k0, size_t n)
     return mt_mul_size(per, f->n_trees, &total) == MT_OK &&
            mt_forest_reserve_nodes(f, total) == MT_OK;
 }
+
+/* How a fit stores its trees (see grow_forest). */
+enum { MT_STORE_UNDECIDED, MT_STORE_BOUND, MT_STORE_FRONT };
 
 /* Fit (extend == 0) or extend every tree, then pack them into f. */
 static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
@@ -773,18 +824,31 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
      * that is extended, the points in the coordinates of the tree (n * d
      * doubles fit: the forest's X holds as many). */
     /* Trees are taken in two directions: the first thread takes them from
-     * the front (0, 1, 2, ...), the others from the back.  In a fit, the
-     * front thread's trees are a prefix of the forest, whose node offsets
-     * it knows as it goes, so it copies each tree from its scratch straight
-     * into f's node arrays (f has no nodes during a fit: mt_forest_clear)
-     * while they have room (reserved after its first tree, reserve_direct);
-     * the others pack theirs (and the front thread too once the room is
-     * exhausted), to be stored at their offsets once every tree is grown.
-     * Each tree draws from its own stream, so the trees do not depend on
-     * who grows them (see the top of the file for what this saves). */
+     * the front (0, 1, 2, ...), the others from the back, and in a fit the
+     * grown trees are copied from the scratches straight into f's node
+     * arrays where their place is known (f has no nodes during a fit:
+     * mt_forest_clear), the others packed, to be stored at their offsets
+     * once every tree is grown.  The first thread decides how after its
+     * first tree, tree 0, of k0 nodes:
+     *  - tree 0 split as far as its points allow (fully_split): no tree has
+     *    more than k0 nodes, so every thread stores tree m from node m * k0
+     *    on (room for M * k0 nodes); trees of fewer nodes are moved down
+     *    into place at the end (move_tree_down), which trees grown to
+     *    their leaves seldom need;
+     *  - else the first thread's trees, a prefix of the forest whose
+     *    offsets it knows as it goes, while they have room (reserved from
+     *    k0, reserve_direct); the other threads pack theirs.
+     * Trees grown before the decision are packed.  Each tree draws from
+     * its own stream, so the trees do not depend on who grows them (see
+     * the top of the file for what this saves). */
     const size_t capacity_before = f->node_capacity;
-    size_t front_next = 0, back_next = M, direct_trees = 0;
-    mt_index direct_nodes = 0;
+    size_t front_next = 0, back_next = M, used = 0;
+    mt_index front_nodes = 0;
+    int mode = MT_STORE_UNDECIDED, front_direct = 0;
+    size_t per_tree = 0;
+    for (size_t m = 0; m < M; ++m) {
+        trees[m].at = SIZE_MAX;
+    }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
@@ -795,8 +859,6 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
 #ifdef _OPENMP
         front = omp_get_thread_num() == 0;
 #endif
-        /* stores straight into f: a fit's front thread, while f has room */
-        int direct = front && !extend;
         int ok = scratch_init(&work, d, n, extend) == MT_OK;
         mt_index *stack = malloc((n + 1) * sizeof(mt_index));
         double *rows = malloc(n * d * sizeof(double));
@@ -844,17 +906,47 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
                                        rows, gather);
                 }
             }
-            if (s == MT_OK && direct) {
+            const size_t k = work.tree.n_nodes;
+            if (s == MT_OK && !extend && front && m == 0) {
+                /* The decision.  f's arrays are reserved before it is
+                 * published, and never again until every tree is grown. */
+                size_t room;
+                const int bound = fully_split(&work) && mt_mul_size(k, M, &room) == MT_OK &&
+                                  mt_forest_reserve_nodes(f, room) == MT_OK;
+                if (bound) {
+                    per_tree = k;
+                } else {
+                    front_direct = reserve_direct(f, k, n);
+                }
+#ifdef _OPENMP
+#pragma omp atomic write seq_cst
+#endif
+                mode = bound ? MT_STORE_BOUND : MT_STORE_FRONT;
+            }
+            int now;
+#ifdef _OPENMP
+#pragma omp atomic read seq_cst
+#endif
+            now = mode;
+            if (s == MT_OK && now == MT_STORE_BOUND && k <= per_tree) {
+                /* k > per_tree cannot happen on axis-aligned trees (see
+                 * fully_split), but a rotation may round two points of
+                 * tree 0 to the same coordinates and not in another tree:
+                 * such a tree is packed.  m * per_tree < M * per_tree. */
+                trees[m].at = (size_t)m * per_tree;
+                trees[m].n_nodes = k;
+                scratch_store(&work, f, (size_t)m, (mt_index)trees[m].at);
+                continue;
+            }
+            if (s == MT_OK && now == MT_STORE_FRONT && front && front_direct) {
                 /* the front's trees are m = 0, 1, ... in turn: this one
                  * follows the last stored, if there is room for it */
-                const size_t k = work.tree.n_nodes;
-                direct = (m > 0 || reserve_direct(f, k, n)) &&
-                         k <= f->node_capacity - (size_t)direct_nodes;
-                if (direct) {
-                    scratch_store(&work, f, (size_t)m, direct_nodes);
+                front_direct = k <= f->node_capacity - (size_t)front_nodes;
+                if (front_direct) {
+                    trees[m].at = (size_t)front_nodes;
                     trees[m].n_nodes = k;
-                    direct_nodes += (mt_index)k;
-                    direct_trees = (size_t)m + 1;
+                    scratch_store(&work, f, (size_t)m, front_nodes);
+                    front_nodes += (mt_index)k;
                     continue;
                 }
             }
@@ -874,21 +966,35 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     for (size_t m = 0; m < M; ++m) {
         total += trees[m].n_nodes;
     }
+    /* The offsets, and the trees stored directly moved into place (in
+     * order: a tree moves down past room that earlier trees no longer
+     * need and later ones do not use yet). */
+    f->node_offset[0] = 0;
+    for (size_t m = 0; m < M; ++m) {
+        const size_t lo = (size_t)f->node_offset[m];
+        f->node_offset[m + 1] = f->node_offset[m] + (mt_index)trees[m].n_nodes;
+        if (trees[m].at != SIZE_MAX) {
+            if (trees[m].at != lo) {
+                move_tree_down(f, trees[m].n_nodes, trees[m].at, lo);
+            }
+            used = lo + trees[m].n_nodes;
+        }
+    }
     /* The only fallible step on f's visible content (the trees stored
-     * directly sit past its n_nodes = 0 until now).  The node arrays end
-     * with room for total + spare nodes, or their capacity before the fit
-     * if that was more: the room the direct stores reserved beyond is cut
-     * (it was never written, so never committed), and before the arrays
-     * grow, they are cut to what is written, so that growing copies no
-     * untouched room.  The spare room is a convenience (untouched, it is
-     * never committed): without room for it, the exact size. */
+     * directly sit past its n_nodes = 0 until the end).  The node arrays
+     * end with room for total + spare nodes, or their capacity before the
+     * fit if that was more: the room the direct stores reserved beyond is
+     * cut (never written, so never committed), and before the arrays grow
+     * they are cut to what is written, so that growing copies no untouched
+     * room.  The spare room is a convenience (untouched, it is never
+     * committed): without room for it, the exact size. */
     {
         const size_t want = spare <= SIZE_MAX - total ? total + spare : total;
         const size_t keep = MT_MAX(capacity_before, want);
         if (f->node_capacity > keep) {
             mt_forest_shrink_nodes(f, keep);
         } else if (f->node_capacity < want) {
-            mt_forest_shrink_nodes(f, MT_MAX(capacity_before, (size_t)direct_nodes));
+            mt_forest_shrink_nodes(f, MT_MAX(capacity_before, used));
         }
     }
     status = spare <= SIZE_MAX - total ? mt_forest_reserve_nodes(f, total + spare)
@@ -897,22 +1003,21 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
         status = mt_forest_reserve_nodes(f, total);
     }
     if (status != MT_OK) {
+        memset(f->node_offset, 0, (M + 1) * sizeof(mt_index));
         goto cleanup;
     }
-    f->node_offset[0] = 0;
-    for (size_t m = 0; m < M; ++m) {
-        f->node_offset[m + 1] = f->node_offset[m] + (mt_index)trees[m].n_nodes;
-    }
     size_t held = 0;
-    for (size_t m = direct_trees; m < M; ++m) {
+    for (size_t m = 0; m < M; ++m) {
         held += trees[m].block != NULL ? trees[m].chunk->bytes : 0;
     }
     const int release = held >= MT_RELEASE_BYTES;
-    const ptrdiff_t first_packed = (ptrdiff_t)direct_trees;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
-    for (ptrdiff_t m = first_packed; m < count; ++m) {
+    for (ptrdiff_t m = 0; m < count; ++m) {
+        if (trees[m].at != SIZE_MAX) {
+            continue;
+        }
         struct chunk *c = trees[m].chunk;
         size_t left;
         packed_store(&trees[m], f, (size_t)m);
