@@ -429,19 +429,26 @@ int mt_forest_class_posterior(const mt_forest *f, double lambda, const double *c
  *   E exp(-k (s - t0)) = eta / (eta + k) (1 - exp(-(eta + k) D)) / (1 - exp(-eta D))
  *
  * for k = 1/theta, 2/theta, D = t1 - t0, and every moment below is a
- * polynomial of degree 2 in g.  Writes the component's mean and second
- * moment (centred as the node means are).
+ * polynomial of degree 2 in g.  With w = 1 - exp(-eta D) (the caller's
+ * separation probability), u = 1 - w and v = 1 - q = exp(-D / theta), the
+ * numerators are sums of positive terms, as accurate as w and q are:
+ *
+ *   1 - exp(-(eta + 1/theta) D) = 1 - u v   = w + u q,
+ *   1 - exp(-(eta + 2/theta) D) = 1 - u v^2 = w + u q (1 + v),
+ *
+ * so a component takes two exponentials (q and exp(-t0 / theta)) instead of
+ * six; L = exp(-lambda / theta) is the caller's, one per lifetime.  Writes
+ * the component's mean and second moment (centred as the node means are).
  */
-static void bridge_component(double t0, double t1, double eta, double lambda, double theta,
-                             double h2, double s2, double mp, double vp, double mj, double vj,
-                             double c, double *m1, double *m2)
+static void bridge_component(double t0, double t1, double eta, double w, double L,
+                             double theta, double h2, double s2, double mp, double vp,
+                             double mj, double vj, double c, double *m1, double *m2)
 {
     const double D = t1 - t0, k = 1.0 / theta;
-    const double den = -expm1(-eta * D);
-    const double eg = eta / (eta + k) * -expm1(-(eta + k) * D) / den;
-    const double eg2 = eta / (eta + 2.0 * k) * -expm1(-(eta + 2.0 * k) * D) / den;
-    const double q = -expm1(-D * k), beta = 1.0 - q;
-    const double a = exp(-t0 * k), L = exp(-lambda * k);
+    const double q = -expm1(-D * k), beta = 1.0 - q, u = 1.0 - w;
+    const double eg = eta / (eta + k) * (w + u * q) / w;
+    const double eg2 = eta / (eta + 2.0 * k) * (w + u * q * (1.0 + beta)) / w;
+    const double a = exp(-t0 * k);
     const double er = (1.0 - eg) / q;
     const double er2 = (1.0 - 2.0 * eg + eg2) / (q * q);
     const double d = mj - mp;
@@ -495,19 +502,49 @@ static inline void walk_path(const mt_forest *f, const void *args, path_node nod
     }
 }
 
+/* Requests what node() will read at node j, ahead of use (see
+ * stored_path). */
+typedef void (*path_ahead)(const mt_forest *f, const void *args, mt_index j);
+
+/* Stored path entries whose nodes are requested ahead of use. */
+#define MT_PATH_AHEAD 4
+
 /* Row i's stored path in tree m through node(): the nodes and gaps
- * walk_path would meet, in its order, hence the same results. */
+ * walk_path would meet, in its order, hence the same results.  The paths
+ * are known in advance, so ahead() is given the node MT_PATH_AHEAD entries
+ * on: on a large forest every node of a path is a cache miss in each array
+ * node() reads (the CPU data's default forest, 539 000 nodes: the
+ * held-out selection's 15 Gaussian mixtures of 1311 points took 0.30 s,
+ * 0.24 s with the requests). */
 static inline void stored_path(const mt_forest *f, const void *args, path_node node,
-                               const struct path_args *p, size_t m, size_t i, double *acc)
+                               path_ahead ahead, const struct path_args *p, size_t m, size_t i,
+                               double *acc)
 {
     mt_index lo, hi;
     double t_prev = 0.0, surv = 1.0;
     path_range(f, p, m, i, &lo, &hi);
+    for (mt_index k = lo; k < hi && k < lo + MT_PATH_AHEAD; ++k) {
+        ahead(f, args, p->node[k]);
+    }
     for (mt_index k = lo; k < hi; ++k) {
+        if (k + MT_PATH_AHEAD < hi) {
+            ahead(f, args, p->node[k + MT_PATH_AHEAD]);
+        }
         if (node(f, args, p->node[k], p->gap[k], k + 1 == hi, &t_prev, &surv, acc)) {
             return;
         }
     }
+}
+
+/* A read-only request for the cache line of *p (a hint: nothing where the
+ * compiler has no such builtin). */
+static inline void mt_prefetch(const void *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 1);
+#else
+    (void)p;
+#endif
 }
 
 /* What the Gaussian mixture reads at every node: the node means' moments
@@ -516,6 +553,7 @@ static inline void stored_path(const mt_forest *f, const void *args, path_node n
 typedef struct {
     const double *mean, *var, *cov;
     double prior_mean, h2, s2, time_scale, lambda;
+    double decay; /* exp(-lambda / time_scale) */
     /* the points: new points X (walked), or stored paths (path_args) */
     const double *X;
     const struct path_args *paths;
@@ -536,10 +574,10 @@ static inline int gauss_node(const mt_forest *f, const void *args, mt_index j, d
         double w = -expm1(-dt * e), c1, c2;
         mt_index p = f->parent[j];
         if (p == MT_NONE) {
-            bridge_component(*t_prev, t_end, e, g->lambda, g->time_scale, g->h2, g->s2,
+            bridge_component(*t_prev, t_end, e, w, g->decay, g->time_scale, g->h2, g->s2,
                              g->prior_mean, 0.0, mean[j], var[j], 0.0, &c1, &c2);
         } else {
-            bridge_component(*t_prev, t_end, e, g->lambda, g->time_scale, g->h2, g->s2,
+            bridge_component(*t_prev, t_end, e, w, g->decay, g->time_scale, g->h2, g->s2,
                              mean[p], var[p], mean[j], var[j], g->cov[j], &c1, &c2);
         }
         acc[0] += *surv * w * c1;
@@ -555,6 +593,17 @@ static inline int gauss_node(const mt_forest *f, const void *args, mt_index j, d
     return 0;
 }
 
+/* What gauss_node reads at node j (its parent's: the entry before). */
+static void gauss_ahead(const mt_forest *f, const void *args, mt_index j)
+{
+    const gauss_args *g = args;
+    mt_prefetch(f->tau + j);
+    mt_prefetch(f->parent + j);
+    mt_prefetch(g->mean + j);
+    mt_prefetch(g->var + j);
+    mt_prefetch(g->cov + j);
+}
+
 /* Tree m's Gaussian mixture at point i, added to o[0], o[1] (an
  * mt_walk_visit of gauss_args): along its stored path if the args have
  * paths, else walking the tree (scratch: d doubles, for a rotated forest's
@@ -565,7 +614,7 @@ static void gauss_visit(const mt_forest *f, const void *args, size_t m, size_t i
     const gauss_args *g = args;
     double acc[2] = {0.0, 0.0};
     if (g->paths != NULL) {
-        stored_path(f, g, gauss_node, g->paths, m, i, acc);
+        stored_path(f, g, gauss_node, gauss_ahead, g->paths, m, i, acc);
     } else {
         walk_path(f, g, gauss_node, m, mt_walk_point(f, g->X, m, i, scratch), acc);
     }
@@ -582,7 +631,7 @@ int mt_forest_gauss_mixture(const mt_forest *f, const double *X, size_t n, doubl
         return MT_ERR_ARG;
     }
     const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda,
-                          X, NULL};
+                          exp(-lambda / time_scale), X, NULL};
     return mt_walk_blocks(f, n, 2, f->n_features, gauss_visit, &g, n_threads, out);
 }
 
@@ -631,6 +680,16 @@ static inline int mixture_node(const mt_forest *f, const void *args, mt_index j,
  * mixture_args): along its stored path if the args have paths (scratch: K
  * doubles), else walking the tree (scratch: d + K doubles, the first d for
  * a rotated forest's coordinates). */
+/* What mixture_node reads at node j: its split time, parent and own
+ * component row (the edge's is its parent's, the entry before: at hand). */
+static void mixture_ahead(const mt_forest *f, const void *args, mt_index j)
+{
+    const mixture_args *a = args;
+    mt_prefetch(f->tau + j);
+    mt_prefetch(f->parent + j);
+    mt_prefetch(a->leaf + (size_t)j * a->K);
+}
+
 static void mixture_visit(const mt_forest *f, const void *args, size_t m, size_t i,
                           double *scratch, double *o)
 {
@@ -640,7 +699,7 @@ static void mixture_visit(const mt_forest *f, const void *args, size_t m, size_t
         acc[k] = 0.0;
     }
     if (a->paths != NULL) {
-        stored_path(f, a, mixture_node, a->paths, m, i, acc);
+        stored_path(f, a, mixture_node, mixture_ahead, a->paths, m, i, acc);
     } else {
         walk_path(f, a, mixture_node, m, mt_walk_point(f, a->X, m, i, scratch), acc);
     }
@@ -758,7 +817,7 @@ int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
     }
     const struct path_args paths = {offset, node, gap};
     const gauss_args g = {mean, var, cov, prior_mean, prior_var, noise_var, time_scale, lambda,
-                          NULL, &paths};
+                          exp(-lambda / time_scale), NULL, &paths};
     return mt_walk_blocks(f, n, 2, 0, gauss_visit, &g, n_threads, out);
 }
 
