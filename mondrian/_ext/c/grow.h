@@ -4,10 +4,12 @@
  * separates TreeBuilder from Tree.
  *
  * Trees are independent: tree m draws only from rngs[m], and the trees are
- * grown in parallel, each into its own scratch storage, then packed into the
- * forest's global numbering in tree order.  The result does not depend on
- * the number of threads.  The growth functions leave the forest unchanged
- * when they fail.
+ * grown in parallel, each into its own scratch storage, then copied into the
+ * forest's global numbering in tree order (straight from the scratch where
+ * the tree's place is known, else packed first: grow.c).  The result does
+ * not depend on the number of threads.  An extension that fails leaves the
+ * forest unchanged; a fit that fails leaves it without trees (its points
+ * stay).
  *
  * A forest with a transform (forest.h) grows tree m on its points in tree
  * m's coordinates: each tree's rotated copy of the points (N x D) lives in
@@ -37,7 +39,8 @@ int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t *const
 
 /*
  * Grow every tree from scratch on the forest's points (n_points >= 1) up to
- * `lifetime` (finite, >= 0); any previous trees are discarded.  The node
+ * `lifetime` (finite, >= 0); any previous trees are discarded (at once: on
+ * failure the forest has none).  The node
  * arrays get room for `spare_nodes` more nodes (for an insertion to come:
  * it then grows the trees in place instead of moving every array to a
  * larger block; zero pages, committed only when written), or, if that
