@@ -158,6 +158,57 @@ def test_cut_paths_are_the_point_slices_after_insertion():
             assert holders == set(_path(f, m, X[i]))
 
 
+@pytest.mark.parametrize("lifetime", [2.0, 1e4])
+@pytest.mark.parametrize("kind", ["regression", "classes"])
+def test_update_with_the_forests_own_points_equals_their_walks(lifetime, kind):
+    """The forest's own points, in their order, are taken through the trees
+    by merging each node's points in row order bottom-up rather than by a
+    walk per point (``c/amf.c``, ``amf_merge``): the state equals the walks'
+    written out here, the same operations in the same order, bit for bit;
+    trees of one point per leaf and of several (lifetime 2), 1 and 2
+    threads.  Other points (here the same rows in another order) take the
+    walks, and equal them too."""
+    import math
+
+    X, y = _data(120, seed=5, d=3)
+    targets = y - y.mean() if kind == "regression" else np.digitize(y, np.quantile(y, [0.3, 0.7]))
+    n_classes, dirichlet = (None, None) if kind == "regression" else (3, 0.5)
+    model = MondrianForestRegressor(n_trees=4, lifetime=lifetime, random_state=2).fit(X, y)
+    forest = model.forest_
+
+    def walks(order):
+        state = amf.new_state(forest, n_classes)
+        for i in order:
+            for m in range(forest.n_trees):
+                for j in _path(forest, m, X[i]):
+                    s = state[j]
+                    if kind == "regression":
+                        if s[1] > 0.0:
+                            r = s[2] / s[1] - targets[i]
+                            s[0] -= r * r
+                        s[1] += 1.0
+                        s[2] += targets[i]
+                        s[3] += targets[i] * targets[i]
+                    else:
+                        c = 2 + int(targets[i])
+                        if s[1] > 0.0:
+                            s[0] += math.log((s[c] + dirichlet) / (s[1] + 3 * dirichlet))
+                        s[1] += 1.0
+                        s[c] += 1.0
+        return state
+
+    assert forest.n_points == 120 and np.array_equal(np.asarray(forest.X), X)
+    sizes = np.diff(forest.node_offset)
+    assert (sizes == 2 * 120 - 1).all() if lifetime > 100 else (sizes < 2 * 120 - 1).all()
+    for order in (np.arange(120), np.random.default_rng(0).permutation(120)):
+        expected = walks(order)
+        for n_threads in (1, 2):
+            got = amf.update(forest, X[order], targets[order],
+                             amf.new_state(forest, n_classes), n_classes=n_classes,
+                             dirichlet=dirichlet, n_threads=n_threads)
+            np.testing.assert_array_equal(got, expected)
+
+
 # ------------------------------------------------------------ online = batch
 
 @pytest.mark.parametrize("batch", [1, 7])

@@ -5,6 +5,8 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define MT_LN2 0.69314718055994530942
 
@@ -114,6 +116,157 @@ static int amf_update(const mt_forest *f, const double *X, const double *y,
     return status;
 }
 
+/* Whether tree m's nodes have the layout the ordered merge needs: every
+ * internal node's children have larger ids, and its points are its left
+ * child's then its right child's (perm ranges). */
+static int merge_layout(const mt_forest *f, size_t m)
+{
+    const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+    for (mt_index j = lo; j < hi; ++j) {
+        const mt_index l = f->left[j], r = f->right[j];
+        if (f->start[j] > f->end[j]) {
+            return 0;
+        }
+        if (l == MT_NONE) {
+            continue;
+        }
+        if (l <= j || r <= j || l >= hi || r >= hi || f->start[l] != f->start[j] ||
+            f->end[l] != f->start[r] || f->end[r] != f->end[j]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * amf_update for the forest's own points in their order (X is f->X, the
+ * points the trees hold; see mt_amf_update_regression): the points reaching
+ * node j on their walks are the points of its range of the tree's
+ * permutation, and they reach it in the order of their rows.  So every
+ * node's range is sorted by row -- a leaf's outright (one point, or a few
+ * that coincide), an internal node's by merging its children's, sorted
+ * first (larger ids) -- and the node's state takes its points in that
+ * order: the same updates in the same order as the walks, hence the same
+ * numbers, without a walk down the tree per point.  A node's running sum
+ * stays in a register, so that the divisions of its running mean do not
+ * wait on each other (the walks interleave nodes; a node's points taken
+ * together through memory were no faster than the walks).  The fit of
+ * MondrianForestRegressor(aggregation=True) on the CPU data (50 trees of
+ * one point per leaf, 6554 points): the update 0.071 -> 0.043 s on one
+ * thread, 0.036-0.042 -> 0.024-0.035 s on two.  idx, tmp: n entries each.
+ */
+static void amf_merge_tree(const mt_forest *f, size_t m, const double *y,
+                           const mt_index *labels, size_t width, double dirichlet, double mass,
+                           mt_index *restrict idx, mt_index *restrict tmp, double *state)
+{
+    const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
+    memcpy(idx, mt_forest_perm(f, m), f->n_points * sizeof(mt_index));
+    for (mt_index j = hi - 1; j >= lo; --j) {
+        const size_t st = (size_t)f->start[j], e = (size_t)f->end[j];
+        const mt_index l = f->left[j];
+        if (l == MT_NONE) {
+            for (size_t a = st + 1; a < e; ++a) {
+                const mt_index v = idx[a];
+                size_t b = a;
+                while (b > st && idx[b - 1] > v) {
+                    idx[b] = idx[b - 1];
+                    --b;
+                }
+                idx[b] = v;
+            }
+        } else {
+            const size_t mid = (size_t)f->end[l];
+            size_t a = st, b = mid, k = st;
+            while (a < mid && b < e) {
+                tmp[k++] = idx[b] < idx[a] ? idx[b++] : idx[a++];
+            }
+            while (a < mid) {
+                tmp[k++] = idx[a++];
+            }
+            while (b < e) {
+                tmp[k++] = idx[b++];
+            }
+            memcpy(idx + st, tmp + st, (e - st) * sizeof(mt_index));
+        }
+        double *s = state + (size_t)j * width;
+        if (labels == NULL) {
+            /* in registers: the running sum's additions are the one chain
+             * (the divisions do not wait on each other) */
+            double loss = s[0], count = s[1], sum = s[2], squares = s[3];
+            for (size_t k = st; k < e; ++k) {
+                const double yi = y[idx[k]];
+                if (count > 0.0) {
+                    double r = sum / count - yi;
+                    loss -= r * r;
+                }
+                count += 1.0;
+                sum += yi;
+                squares += yi * yi;
+            }
+            s[0] = loss;
+            s[1] = count;
+            s[2] = sum;
+            s[3] = squares;
+        } else {
+            for (size_t k = st; k < e; ++k) {
+                const size_t c = (size_t)labels[idx[k]];
+                if (s[1] > 0.0) {
+                    s[0] += log((s[2 + c] + dirichlet) / (s[1] + mass));
+                }
+                s[1] += 1.0;
+                s[2 + c] += 1.0;
+            }
+        }
+    }
+}
+
+/* The update by merges (amf_merge_tree) where it applies: X is the
+ * forest's own points, in their order, in an axis-aligned forest (a
+ * rotated tree's walk reads each point's coordinates computed apart from
+ * the growth's), every tree with the merge's layout.  Returns MT_OK when
+ * it did the update, MT_ERR_ARG when it does not apply (nothing written),
+ * MT_ERR_NOMEM. */
+static int amf_merge(const mt_forest *f, const double *X, const double *y,
+                     const mt_index *labels, size_t n, size_t n_classes, double dirichlet,
+                     int n_threads, double *state)
+{
+    const size_t M = f->n_trees, d = f->n_features;
+    if (n == 0 || n != f->n_points || f->X == NULL || f->perm == NULL ||
+        f->rotation != NULL || memcmp(X, f->X, n * d * sizeof(double)) != 0) {
+        return MT_ERR_ARG;
+    }
+    for (size_t m = 0; m < M; ++m) {
+        if (!merge_layout(f, m)) {
+            return MT_ERR_ARG;
+        }
+    }
+    const size_t width = labels == NULL ? MT_AMF_REGRESSION_WIDTH : n_classes + 2;
+    const double mass = (double)n_classes * dirichlet;
+    const ptrdiff_t n_trees = (ptrdiff_t)M;
+    int status = MT_OK;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#endif
+    {
+        mt_index *idx = malloc(2 * n * sizeof(mt_index)); /* fits: the forest's perm rows */
+        if (idx == NULL) {
+            status = MT_ERR_NOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t m = 0; m < n_trees; ++m) {
+            if (idx != NULL) {
+                amf_merge_tree(f, (size_t)m, y, labels, width, dirichlet, mass, idx, idx + n,
+                               state);
+            }
+        }
+        free(idx);
+    }
+    return status;
+}
+
 int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
                              int n_threads, double *state)
 {
@@ -124,7 +277,9 @@ int mt_amf_update_regression(const mt_forest *f, const double *X, const double *
     if (n > 0 && !all_finite(y, n)) {
         return MT_ERR_ARG;
     }
-    return amf_update(f, X, y, NULL, n, 0, 0.0, n_threads, state);
+    status = amf_merge(f, X, y, NULL, n, 0, 0.0, n_threads, state);
+    return status == MT_ERR_ARG ? amf_update(f, X, y, NULL, n, 0, 0.0, n_threads, state)
+                                : status;
 }
 
 int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
@@ -143,7 +298,10 @@ int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *l
             return MT_ERR_ARG;
         }
     }
-    return amf_update(f, X, NULL, labels, n, n_classes, dirichlet, n_threads, state);
+    status = amf_merge(f, X, NULL, labels, n, n_classes, dirichlet, n_threads, state);
+    return status == MT_ERR_ARG
+               ? amf_update(f, X, NULL, labels, n, n_classes, dirichlet, n_threads, state)
+               : status;
 }
 
 static mt_index key_of(const mt_forest *f, mt_index j)
