@@ -27,16 +27,6 @@ static mt_index cut_child(const mt_forest *f, mt_index j, const double *x)
     return x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
 }
 
-/* log(exp(a) + exp(b)) - log 2, exact for equal infinite arguments. */
-static double log_half_sum(double a, double b)
-{
-    double hi = a > b ? a : b, lo = a > b ? b : a;
-    if (hi == -INFINITY) {
-        return -INFINITY;
-    }
-    return hi + log1p(exp(lo - hi)) - MT_LN2;
-}
-
 static int check_update(const mt_forest *f, const double *X, size_t n)
 {
     size_t nd;
@@ -462,11 +452,24 @@ int mt_amf_weights(const mt_forest *f, double lambda, const double *state, size_
                 c[0] = 1.0;
                 c[1] = 0.0;
             } else {
-                double split = log_wbar[f->left[j]] + log_wbar[f->right[j]];
-                double lwb = log_half_sum(lw, split);
-                log_wbar[j] = lwb;
-                c[0] = exp(lw - MT_LN2 - lwb);    /* a_j = w_j / 2 wbar_j    */
-                c[1] = exp(split - MT_LN2 - lwb); /* 1 - a_j, to the child   */
+                /* wbar_j = (w_j + wbar_l wbar_r) / 2, a_j = w_j / 2 wbar_j: with
+                 * the larger of the two log terms hi and rho = exp(lo - hi)
+                 * <= 1, log wbar_j = hi + log1p(rho) - log 2 and the two
+                 * shares are 1 / (1 + rho) and rho / (1 + rho) -- one
+                 * exponential and one logarithm a node, and the shares sum
+                 * to 1 to rounding (they were two more exponentials). */
+                const double split = log_wbar[f->left[j]] + log_wbar[f->right[j]];
+                const double hi = lw > split ? lw : split, lo = lw > split ? split : lw;
+                if (hi == -INFINITY) {
+                    log_wbar[j] = -INFINITY;
+                    c[0] = c[1] = NAN;
+                    continue;
+                }
+                const double rho = exp(lo - hi);
+                log_wbar[j] = hi + log1p(rho) - MT_LN2;
+                const double big = 1.0 / (1.0 + rho), small = rho / (1.0 + rho);
+                c[0] = lw > split ? big : small;   /* a_j = w_j / 2 wbar_j    */
+                c[1] = lw > split ? small : big;   /* 1 - a_j, to the child   */
             }
         }
     }
