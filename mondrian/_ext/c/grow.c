@@ -108,6 +108,7 @@ typedef struct {
 typedef struct {
     size_t n_nodes;
     size_t at;           /* stored directly: its first node in f, else SIZE_MAX */
+    size_t offset;       /* its first node once every tree is in place */
     void *block;
     struct chunk *chunk; /* the arena chunk holding the tree */
     mt_index *parent, *left, *right, *feature, *start, *end, *perm;
@@ -968,11 +969,10 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     }
     /* The offsets, and the trees stored directly moved into place (in
      * order: a tree moves down past room that earlier trees no longer
-     * need and later ones do not use yet). */
-    f->node_offset[0] = 0;
-    for (size_t m = 0; m < M; ++m) {
-        const size_t lo = (size_t)f->node_offset[m];
-        f->node_offset[m + 1] = f->node_offset[m] + (mt_index)trees[m].n_nodes;
+     * need and later ones do not use yet).  f's node_offset is written
+     * once nothing can fail: an extension that fails leaves f as it was. */
+    for (size_t m = 0, lo = 0; m < M; lo += trees[m].n_nodes, ++m) {
+        trees[m].offset = lo;
         if (trees[m].at != SIZE_MAX) {
             if (trees[m].at != lo) {
                 move_tree_down(f, trees[m].n_nodes, trees[m].at, lo);
@@ -1003,8 +1003,11 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
         status = mt_forest_reserve_nodes(f, total);
     }
     if (status != MT_OK) {
-        memset(f->node_offset, 0, (M + 1) * sizeof(mt_index));
         goto cleanup;
+    }
+    f->node_offset[0] = 0;
+    for (size_t m = 0; m < M; ++m) {
+        f->node_offset[m + 1] = (mt_index)(trees[m].offset + trees[m].n_nodes);
     }
     size_t held = 0;
     for (size_t m = 0; m < M; ++m) {
