@@ -53,3 +53,25 @@ class DeepWideForestMemory:
     def peakmem_fit_and_insert(self):
         MondrianFeatures(50, lifetime=1e4, random_state=0, n_jobs=2).fit(self.X) \
             .partial_fit(self.new)
+
+
+class TreesToTheirLeavesCPU:
+    """50 trees grown to one point per leaf on the CPU data standardised
+    (655 000 nodes, 270 MB of node records: the trees of
+    ``MondrianForestRegressor(aggregation=True)``): mostly memory written for
+    the first time, which ``c/grow.c`` writes once (each tree straight from
+    the growing thread's scratch into the forest at m times the first
+    tree's size) instead of twice (packed, then stored).  asv repeats the
+    fit in one process, where freed pages may come back warm; the first fit
+    of a process, a user's, pays the most for fresh pages (doc/forests.rst,
+    "Fit time")."""
+    params = [None, 1]
+    param_names = ["n_jobs"]
+    timeout = 300
+
+    def setup(self, n_jobs):
+        X, _, _, _ = cpu_arrays()
+        self.X = (X - X.mean(axis=0)) / X.std(axis=0)
+
+    def time_fit(self, n_jobs):
+        MondrianFeatures(50, lifetime=1e9, random_state=0, n_jobs=n_jobs).fit(self.X)
