@@ -283,8 +283,10 @@ def test_a_fit_holds_the_nodes_about_once(run_python):
     assert peak < 1.4 * nodes, (peak, nodes)
 
 
-@pytest.mark.parametrize("lifetime, pair", [(2.0, False), (1e4, False), (2e8, True)])
-def test_each_tree_is_the_tree_its_stream_grows_alone(lifetime, pair):
+@pytest.mark.parametrize("lifetime, pair, rotation",
+                         [(2.0, False, None), (1e4, False, None), (2e8, True, None),
+                          (1e4, False, "uniform")])
+def test_each_tree_is_the_tree_its_stream_grows_alone(lifetime, pair, rotation):
     """A fit copies grown trees from its threads' scratches straight into the
     forest where their place is known and packs the others
     (``c/grow.c``): whichever way, tree m of an M-tree forest is the
@@ -294,9 +296,11 @@ def test_each_tree_is_the_tree_its_stream_grows_alone(lifetime, pair):
     their leaves (1e4: every tree at m times the first tree's size); and
     with two points 1e-9 apart, that at lifetime 2e8 only some trees
     separate (streams 7-13: trees 0, 1, 2, 4 have 501 nodes, trees 3, 5, 6
-    499), so that trees stored at m times 501 are moved down into place.
-    The node arrays end with room for exactly the nodes and the spare
-    ones, or the capacity a refit found if that was more."""
+    499), so that trees stored at m times 501 are moved down into place;
+    and rotated trees (each grown in its own coordinates, its rotation
+    drawn from its stream).  The node arrays end with room for exactly the
+    nodes and the spare ones, or the capacity a refit found if that was
+    more."""
     X = np.random.default_rng(3).random((250, 3))
     if pair:
         X = np.vstack([X, X[:1] + 1e-9])
@@ -305,11 +309,12 @@ def test_each_tree_is_the_tree_its_stream_grows_alone(lifetime, pair):
     def gens():
         return [np.random.PCG64(base + m) for m in range(M)]
 
-    alone = [Forest(1, 3).fit(X, lifetime, [g], 1) for g in gens()]
+    alone = [Forest(1, 3).fit(X, lifetime, [g], 1, rotation=rotation) for g in gens()]
     if pair:
         assert [one.n_nodes for one in alone] == [501, 501, 501, 499, 501, 499, 499]
     for n_threads in (1, 2, 3):
-        f = Forest(M, 3).fit(X, lifetime, gens(), n_threads, spare_nodes=spare)
+        f = Forest(M, 3).fit(X, lifetime, gens(), n_threads, rotation=rotation,
+                             spare_nodes=spare)
         assert f.node_capacity == f.n_nodes + spare
         offset = np.asarray(f.node_offset)
         perm = np.asarray(f.perm)
