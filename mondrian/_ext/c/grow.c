@@ -680,25 +680,35 @@ static int pack(const scratch *s, packed *p, arena *a, size_t d, size_t n, int w
     return MT_OK;
 }
 
-/* Copy packed tree m into f at f->node_offset[m] (room reserved). */
-static void packed_store(const packed *p, mt_forest *f, size_t m)
+/* Copy tree m's n nodes (local ids, in the given arrays) into f from
+ * global id lo on (room reserved). */
+static void store_nodes(mt_forest *f, size_t m, mt_index lo, size_t n, const mt_index *parent,
+                        const mt_index *left, const mt_index *right, const mt_index *feature,
+                        const mt_index *start, const mt_index *end, const double *threshold,
+                        const double *tau, const double *lower, const double *upper)
 {
-    const mt_index lo = f->node_offset[m];
-    const size_t n = p->n_nodes, d = f->n_features;
+    const size_t d = f->n_features;
     for (size_t j = 0; j < n; ++j) {
         size_t g = (size_t)lo + j;
         f->tree_of[g] = (mt_index)m;
-        f->parent[g] = p->parent[j] == MT_NONE ? MT_NONE : p->parent[j] + lo;
-        f->left[g] = p->left[j] == MT_NONE ? MT_NONE : p->left[j] + lo;
-        f->right[g] = p->right[j] == MT_NONE ? MT_NONE : p->right[j] + lo;
+        f->parent[g] = parent[j] == MT_NONE ? MT_NONE : parent[j] + lo;
+        f->left[g] = left[j] == MT_NONE ? MT_NONE : left[j] + lo;
+        f->right[g] = right[j] == MT_NONE ? MT_NONE : right[j] + lo;
     }
-    memcpy(f->feature + lo, p->feature, n * sizeof(mt_index));
-    memcpy(f->start + lo, p->start, n * sizeof(mt_index));
-    memcpy(f->end + lo, p->end, n * sizeof(mt_index));
-    memcpy(f->threshold + lo, p->threshold, n * sizeof(double));
-    memcpy(f->tau + lo, p->tau, n * sizeof(double));
-    memcpy(f->lower + (size_t)lo * d, p->lower, n * d * sizeof(double));
-    memcpy(f->upper + (size_t)lo * d, p->upper, n * d * sizeof(double));
+    memcpy(f->feature + lo, feature, n * sizeof(mt_index));
+    memcpy(f->start + lo, start, n * sizeof(mt_index));
+    memcpy(f->end + lo, end, n * sizeof(mt_index));
+    memcpy(f->threshold + lo, threshold, n * sizeof(double));
+    memcpy(f->tau + lo, tau, n * sizeof(double));
+    memcpy(f->lower + (size_t)lo * d, lower, n * d * sizeof(double));
+    memcpy(f->upper + (size_t)lo * d, upper, n * d * sizeof(double));
+}
+
+/* Copy packed tree m into f at f->node_offset[m] (room reserved). */
+static void packed_store(const packed *p, mt_forest *f, size_t m)
+{
+    store_nodes(f, m, f->node_offset[m], p->n_nodes, p->parent, p->left, p->right, p->feature,
+                p->start, p->end, p->threshold, p->tau, p->lower, p->upper);
     if (p->perm != NULL) {
         memcpy(mt_forest_perm(f, m), p->perm, f->n_points * sizeof(mt_index));
     }
@@ -710,21 +720,8 @@ static void packed_store(const packed *p, mt_forest *f, size_t m)
 static void scratch_store(const scratch *s, mt_forest *f, size_t m, mt_index lo)
 {
     const mt_forest *t = &s->tree;
-    const size_t n = t->n_nodes, d = f->n_features;
-    for (size_t j = 0; j < n; ++j) {
-        size_t g = (size_t)lo + j;
-        f->tree_of[g] = (mt_index)m;
-        f->parent[g] = t->parent[j] == MT_NONE ? MT_NONE : t->parent[j] + lo;
-        f->left[g] = t->left[j] == MT_NONE ? MT_NONE : t->left[j] + lo;
-        f->right[g] = t->right[j] == MT_NONE ? MT_NONE : t->right[j] + lo;
-    }
-    memcpy(f->feature + lo, t->feature, n * sizeof(mt_index));
-    memcpy(f->start + lo, t->start, n * sizeof(mt_index));
-    memcpy(f->end + lo, t->end, n * sizeof(mt_index));
-    memcpy(f->threshold + lo, t->threshold, n * sizeof(double));
-    memcpy(f->tau + lo, t->tau, n * sizeof(double));
-    memcpy(f->lower + (size_t)lo * d, t->lower, n * d * sizeof(double));
-    memcpy(f->upper + (size_t)lo * d, t->upper, n * d * sizeof(double));
+    store_nodes(f, m, lo, t->n_nodes, t->parent, t->left, t->right, t->feature, t->start,
+                t->end, t->threshold, t->tau, t->lower, t->upper);
 }
 
 /* Whether every leaf of the scratch's tree holds one point, or points that
