@@ -3,7 +3,7 @@ setting lambda = 1e-6: insertion of every point into the trees, and exact
 online ridge against the batch fit of the same size (issue 14's targets:
 one pass into 50 trees in <= 0.1 s; exact online ridge with 350 trees in
 <= 5x the batch fit)."""
-from ._cpu import cpu_arrays
+from ._cpu import cpu_arrays, cpu_standardised
 
 try:
     from mondrian import MondrianFeatures, MondrianKernelRidge
@@ -89,9 +89,7 @@ class InsertFixedCostCPU:
     def setup(self, n_points):
         if not _ONLINE:
             raise NotImplementedError("no partial_fit in this commit")
-        X, _, _, _ = cpu_arrays()
-        sd = X.std(axis=0)
-        X = (X - X.mean(axis=0)) / (sd + (sd == 0))
+        X = cpu_standardised()[0]
         self.model = MondrianFeatures(50, 1180.0, random_state=0,
                                       n_jobs=2).fit(X[:-2 * n_points])
         self.model.partial_fit(X[-2 * n_points:-n_points])

@@ -39,29 +39,58 @@ static int check_update(const mt_forest *f, const double *X, size_t n)
     return (n == 0 || all_finite(X, nd)) ? MT_OK : MT_ERR_ARG;
 }
 
-/*
- * The ordered pass shared by both losses: each tree takes the points in
- * their order down its cuts, every node on the path charged the loss of its
- * prediction before it counts the point (none for its first point: see
- * amf.h).  labels == NULL: regression (rows of MT_AMF_REGRESSION_WIDTH: -L,
- * count, sum, sum of squares of y); else classes (rows of n_classes + 2:
- * -L, count, class counts, with the Dirichlet prediction).
- */
-static int amf_update(const mt_forest *f, const double *X, const double *y,
-                      const mt_index *labels, size_t n, size_t n_classes, double dirichlet,
-                      int n_threads, double *state)
+/* What the ordered pass takes through the trees (see amf_update). */
+struct amf_pass {
+    const double *X, *y;     /* points (n x D) and targets, or labels */
+    const mt_index *labels;  /* NULL: regression */
+    size_t n, width;         /* points; state row width */
+    double dirichlet, mass;  /* classes: alpha and K alpha */
+    double *state;
+};
+
+/* Point i reaches the node of state row s: the node is charged the loss of
+ * its prediction (none before its first point: see amf.h), then counts
+ * the point.  Regression rows: -L, count, sum, sum of squares of y;
+ * classes: -L, count, class counts, with the Dirichlet prediction. */
+static inline void charge(const struct amf_pass *a, double *s, size_t i)
 {
-    int status = MT_OK;
-    const size_t d = f->n_features;
-    const size_t width = labels == NULL ? MT_AMF_REGRESSION_WIDTH : n_classes + 2;
-    const double mass = (double)n_classes * dirichlet;
+    if (a->labels == NULL) {
+        const double yi = a->y[i];
+        if (s[1] > 0.0) {
+            double r = s[2] / s[1] - yi;
+            s[0] -= r * r;
+        }
+        s[1] += 1.0;
+        s[2] += yi;
+        s[3] += yi * yi;
+    } else {
+        const size_t k = (size_t)a->labels[i];
+        if (s[1] > 0.0) {
+            s[0] += log((s[2 + k] + a->dirichlet) / (s[1] + a->mass));
+        }
+        s[1] += 1.0;
+        s[2 + k] += 1.0;
+    }
+}
+
+/* One tree's part of the pass, with a thread's scratch. */
+typedef void (*amf_tree_pass)(const mt_forest *f, size_t m, void *scratch,
+                              const struct amf_pass *a);
+
+/* tree(f, m, ...) for every tree, on n_threads threads each with a scratch
+ * of `scratch_bytes` (the trees are independent: any thread count gives
+ * the same state). */
+static int each_tree(const mt_forest *f, int n_threads, size_t scratch_bytes, amf_tree_pass tree,
+                     const struct amf_pass *a)
+{
     const ptrdiff_t n_trees = (ptrdiff_t)f->n_trees;
+    int status = MT_OK;
     (void)n_threads;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
 #endif
     {
-        double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
+        void *scratch = malloc(scratch_bytes > 0 ? scratch_bytes : 1);
         if (scratch == NULL) {
             status = MT_ERR_NOMEM;
         }
@@ -69,41 +98,32 @@ static int amf_update(const mt_forest *f, const double *X, const double *y,
 #pragma omp for schedule(dynamic, 1)
 #endif
         for (ptrdiff_t m = 0; m < n_trees; ++m) {
-            if (scratch == NULL) {
-                continue;
-            }
-            for (size_t i = 0; i < n; ++i) {
-                const double *x = mt_forest_point(f, (size_t)m, X + i * d, scratch);
-                mt_index j = f->node_offset[m];
-                for (;;) {
-                    double *s = state + (size_t)j * width;
-                    if (labels == NULL) {
-                        const double yi = y[i];
-                        if (s[1] > 0.0) {
-                            double r = s[2] / s[1] - yi;
-                            s[0] -= r * r;
-                        }
-                        s[1] += 1.0;
-                        s[2] += yi;
-                        s[3] += yi * yi;
-                    } else {
-                        const size_t k = (size_t)labels[i];
-                        if (s[1] > 0.0) {
-                            s[0] += log((s[2 + k] + dirichlet) / (s[1] + mass));
-                        }
-                        s[1] += 1.0;
-                        s[2 + k] += 1.0;
-                    }
-                    if (f->left[j] == MT_NONE) {
-                        break;
-                    }
-                    j = cut_child(f, j, x);
-                }
+            if (scratch != NULL) {
+                tree(f, (size_t)m, scratch, a);
             }
         }
         free(scratch);
     }
     return status;
+}
+
+/* The pass by walks: each point in its order down tree m's cuts, every
+ * node on its path charged (scratch: D doubles, the point in the tree's
+ * coordinates). */
+static void walk_tree(const mt_forest *f, size_t m, void *scratch, const struct amf_pass *a)
+{
+    const size_t d = f->n_features;
+    for (size_t i = 0; i < a->n; ++i) {
+        const double *x = mt_forest_point(f, m, a->X + i * d, scratch);
+        mt_index j = f->node_offset[m];
+        for (;;) {
+            charge(a, a->state + (size_t)j * a->width, i);
+            if (f->left[j] == MT_NONE) {
+                break;
+            }
+            j = cut_child(f, j, x);
+        }
+    }
 }
 
 /* Whether tree m's nodes have the layout the ordered merge needs: every
@@ -129,132 +149,111 @@ static int merge_layout(const mt_forest *f, size_t m)
 }
 
 /*
- * amf_update for the forest's own points in their order (X is f->X, the
- * points the trees hold; see mt_amf_update_regression): the points reaching
- * node j on their walks are the points of its range of the tree's
- * permutation, and they reach it in the order of their rows.  So every
- * node's range is sorted by row -- a leaf's outright (one point, or a few
- * that coincide), an internal node's by merging its children's, sorted
- * first (larger ids) -- and the node's state takes its points in that
- * order: the same updates in the same order as the walks, hence the same
- * numbers, without a walk down the tree per point.  A node's running sum
- * stays in a register, so that the divisions of its running mean do not
- * wait on each other (the walks interleave nodes; a node's points taken
- * together through memory were no faster than the walks).  The fit of
+ * The pass by merges, for the forest's own points in their order (X is
+ * f->X, the points the trees hold): the points reaching node j on their
+ * walks are the points of its range of the tree's permutation, and they
+ * reach it in the order of their rows.  So every node's range is sorted by
+ * row -- a leaf's outright (one point, or a few that coincide), an
+ * internal node's by merging its children's, sorted first (larger ids) --
+ * and the node is charged its points in that order: the same operations
+ * in the same order as the walks, hence the same numbers, without a walk
+ * down the tree per point.  A regression node's running sums stay in
+ * registers, so that the divisions of its running mean do not wait on
+ * each other (the walks interleave nodes; a node's points charged through
+ * memory were no faster than the walks).  The fit of
  * MondrianForestRegressor(aggregation=True) on the CPU data (50 trees of
  * one point per leaf, 6554 points): the update 0.071 -> 0.043 s on one
- * thread, 0.036-0.042 -> 0.024-0.035 s on two.  idx, tmp: n entries each.
+ * thread, 0.036-0.042 -> 0.024-0.035 s on two.  Scratch: 2n indices.
  */
-static void amf_merge_tree(const mt_forest *f, size_t m, const double *y,
-                           const mt_index *labels, size_t width, double dirichlet, double mass,
-                           mt_index *restrict idx, mt_index *restrict tmp, double *state)
+static void merge_tree(const mt_forest *f, size_t m, void *scratch, const struct amf_pass *a)
 {
+    mt_index *restrict idx = scratch, *restrict tmp = idx + a->n;
     const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
-    memcpy(idx, mt_forest_perm(f, m), f->n_points * sizeof(mt_index));
+    memcpy(idx, mt_forest_perm(f, m), a->n * sizeof(mt_index));
     for (mt_index j = hi - 1; j >= lo; --j) {
         const size_t st = (size_t)f->start[j], e = (size_t)f->end[j];
         const mt_index l = f->left[j];
         if (l == MT_NONE) {
-            for (size_t a = st + 1; a < e; ++a) {
-                const mt_index v = idx[a];
-                size_t b = a;
-                while (b > st && idx[b - 1] > v) {
-                    idx[b] = idx[b - 1];
-                    --b;
+            for (size_t p = st + 1; p < e; ++p) {
+                const mt_index v = idx[p];
+                size_t q = p;
+                while (q > st && idx[q - 1] > v) {
+                    idx[q] = idx[q - 1];
+                    --q;
                 }
-                idx[b] = v;
+                idx[q] = v;
             }
         } else {
             const size_t mid = (size_t)f->end[l];
-            size_t a = st, b = mid, k = st;
-            while (a < mid && b < e) {
-                tmp[k++] = idx[b] < idx[a] ? idx[b++] : idx[a++];
+            size_t p = st, q = mid, k = st;
+            while (p < mid && q < e) {
+                tmp[k++] = idx[q] < idx[p] ? idx[q++] : idx[p++];
             }
-            while (a < mid) {
-                tmp[k++] = idx[a++];
+            while (p < mid) {
+                tmp[k++] = idx[p++];
             }
-            while (b < e) {
-                tmp[k++] = idx[b++];
+            while (q < e) {
+                tmp[k++] = idx[q++];
             }
             memcpy(idx + st, tmp + st, (e - st) * sizeof(mt_index));
         }
-        double *s = state + (size_t)j * width;
-        if (labels == NULL) {
-            /* in registers: the running sum's additions are the one chain
-             * (the divisions do not wait on each other) */
-            double loss = s[0], count = s[1], sum = s[2], squares = s[3];
+        double *s = a->state + (size_t)j * a->width;
+        if (a->labels != NULL) {
             for (size_t k = st; k < e; ++k) {
-                const double yi = y[idx[k]];
-                if (count > 0.0) {
-                    double r = sum / count - yi;
-                    loss -= r * r;
-                }
-                count += 1.0;
-                sum += yi;
-                squares += yi * yi;
+                charge(a, s, (size_t)idx[k]);
             }
-            s[0] = loss;
-            s[1] = count;
-            s[2] = sum;
-            s[3] = squares;
-        } else {
-            for (size_t k = st; k < e; ++k) {
-                const size_t c = (size_t)labels[idx[k]];
-                if (s[1] > 0.0) {
-                    s[0] += log((s[2 + c] + dirichlet) / (s[1] + mass));
-                }
-                s[1] += 1.0;
-                s[2 + c] += 1.0;
-            }
+            continue;
         }
+        /* charge() for a regression row, its sums in registers */
+        double loss = s[0], count = s[1], sum = s[2], squares = s[3];
+        for (size_t k = st; k < e; ++k) {
+            const double yi = a->y[idx[k]];
+            if (count > 0.0) {
+                double r = sum / count - yi;
+                loss -= r * r;
+            }
+            count += 1.0;
+            sum += yi;
+            squares += yi * yi;
+        }
+        s[0] = loss;
+        s[1] = count;
+        s[2] = sum;
+        s[3] = squares;
     }
 }
 
-/* The update by merges (amf_merge_tree) where it applies: X is the
- * forest's own points, in their order, in an axis-aligned forest (a
- * rotated tree's walk reads each point's coordinates computed apart from
- * the growth's), every tree with the merge's layout.  Returns MT_OK when
- * it did the update, MT_ERR_ARG when it does not apply (nothing written),
- * MT_ERR_NOMEM. */
-static int amf_merge(const mt_forest *f, const double *X, const double *y,
-                     const mt_index *labels, size_t n, size_t n_classes, double dirichlet,
-                     int n_threads, double *state)
+/*
+ * The ordered pass shared by both losses: each tree takes the points in
+ * their order down its cuts, every node on the path charged (charge).  By
+ * merges (merge_tree) where that applies: X is the forest's own points, in
+ * their order, in an axis-aligned forest (a rotated tree's walk reads each
+ * point's coordinates computed apart from the growth's), every tree with
+ * the merge's layout; else by walks (walk_tree).
+ */
+static int amf_update(const mt_forest *f, const double *X, const double *y,
+                      const mt_index *labels, size_t n, size_t n_classes, double dirichlet,
+                      int n_threads, double *state)
 {
-    const size_t M = f->n_trees, d = f->n_features;
-    if (n == 0 || n != f->n_points || f->X == NULL || f->perm == NULL ||
-        f->rotation != NULL || memcmp(X, f->X, n * d * sizeof(double)) != 0) {
-        return MT_ERR_ARG;
+    const size_t d = f->n_features;
+    const struct amf_pass a = {X,
+                               y,
+                               labels,
+                               n,
+                               labels == NULL ? MT_AMF_REGRESSION_WIDTH : n_classes + 2,
+                               dirichlet,
+                               (double)n_classes * dirichlet,
+                               state};
+    int merge = n > 0 && n == f->n_points && f->X != NULL && f->perm != NULL &&
+                f->rotation == NULL && memcmp(X, f->X, n * d * sizeof(double)) == 0;
+    for (size_t m = 0; merge && m < f->n_trees; ++m) {
+        merge = merge_layout(f, m);
     }
-    for (size_t m = 0; m < M; ++m) {
-        if (!merge_layout(f, m)) {
-            return MT_ERR_ARG;
-        }
+    if (merge) {
+        /* fits: the forest's perm rows hold as many */
+        return each_tree(f, n_threads, 2 * n * sizeof(mt_index), merge_tree, &a);
     }
-    const size_t width = labels == NULL ? MT_AMF_REGRESSION_WIDTH : n_classes + 2;
-    const double mass = (double)n_classes * dirichlet;
-    const ptrdiff_t n_trees = (ptrdiff_t)M;
-    int status = MT_OK;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
-#endif
-    {
-        mt_index *idx = malloc(2 * n * sizeof(mt_index)); /* fits: the forest's perm rows */
-        if (idx == NULL) {
-            status = MT_ERR_NOMEM;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (ptrdiff_t m = 0; m < n_trees; ++m) {
-            if (idx != NULL) {
-                amf_merge_tree(f, (size_t)m, y, labels, width, dirichlet, mass, idx, idx + n,
-                               state);
-            }
-        }
-        free(idx);
-    }
-    return status;
+    return each_tree(f, n_threads, d * sizeof(double), walk_tree, &a);
 }
 
 int mt_amf_update_regression(const mt_forest *f, const double *X, const double *y, size_t n,
@@ -267,9 +266,7 @@ int mt_amf_update_regression(const mt_forest *f, const double *X, const double *
     if (n > 0 && !all_finite(y, n)) {
         return MT_ERR_ARG;
     }
-    status = amf_merge(f, X, y, NULL, n, 0, 0.0, n_threads, state);
-    return status == MT_ERR_ARG ? amf_update(f, X, y, NULL, n, 0, 0.0, n_threads, state)
-                                : status;
+    return amf_update(f, X, y, NULL, n, 0, 0.0, n_threads, state);
 }
 
 int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *labels,
@@ -288,10 +285,7 @@ int mt_amf_update_classes(const mt_forest *f, const double *X, const mt_index *l
             return MT_ERR_ARG;
         }
     }
-    status = amf_merge(f, X, NULL, labels, n, n_classes, dirichlet, n_threads, state);
-    return status == MT_ERR_ARG
-               ? amf_update(f, X, NULL, labels, n, n_classes, dirichlet, n_threads, state)
-               : status;
+    return amf_update(f, X, NULL, labels, n, n_classes, dirichlet, n_threads, state);
 }
 
 static mt_index key_of(const mt_forest *f, mt_index j)

@@ -51,12 +51,12 @@ static inline int mt_mul_size(size_t a, size_t b, size_t *out)
  * for an insertion took 290-420 ms where a fresh advised block and a copy
  * take 80-100 ms (mt_forest_extend_nodes).
  * mt_alloc_large: a block of `bytes` bytes with that advice when it has
- * MT_HUGE_PAGE bytes or more, aligned to a huge page and rounded up to
- * whole ones on Linux (posix_memalign), so that all of it can be huge
- * pages: malloc's block starts 16 bytes into a small page, and the parts
- * before its first and after its last huge-page boundary fault 4 KB at a
- * time -- a 4 MB block was half small pages.  Free it with free() or
- * mt_free_large.
+ * MT_HUGE_PAGE bytes or more, aligned to a huge page on Linux
+ * (posix_memalign), so that a block of whole huge pages (grow.c's chunks)
+ * is huge pages throughout: malloc's block starts 16 bytes into a small
+ * page, and the parts before its first and after its last huge-page
+ * boundary fault 4 KB at a time -- a 4 MB block was half small pages.
+ * Free it with free() or mt_free_large.
  */
 #define MT_HUGE_PAGE ((size_t)1 << 21)
 void mt_advise_huge(void *p, size_t bytes);
@@ -97,6 +97,15 @@ static inline int mt_grow_zeroed(void **array, size_t old_n, size_t new_n, size_
     *array = p;
     return MT_OK;
 }
+
+/* A request for the cache line holding *p ahead of use: rw 0 to read, 1
+ * to write; locality 0-3, how long to keep it.  A hint, nothing where the
+ * compiler has no such builtin. */
+#if defined(__GNUC__) || defined(__clang__)
+#define MT_PREFETCH(p, rw, locality) __builtin_prefetch((p), (rw), (locality))
+#else
+#define MT_PREFETCH(p, rw, locality) ((void)(p))
+#endif
 
 static inline double mt_min(double a, double b) { return a < b ? a : b; }
 static inline double mt_max(double a, double b) { return a > b ? a : b; }

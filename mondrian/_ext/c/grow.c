@@ -108,7 +108,6 @@ typedef struct {
 typedef struct {
     size_t n_nodes;
     size_t at;           /* stored directly: its first node in f, else SIZE_MAX */
-    size_t offset;       /* its first node once every tree is in place */
     void *block;
     struct chunk *chunk; /* the arena chunk holding the tree */
     mt_index *parent, *left, *right, *feature, *start, *end, *perm;
@@ -629,9 +628,9 @@ static int pack(const scratch *s, packed *p, arena *a, size_t d, size_t n, int w
          (with_perm ? n * sizeof(mt_index) : 0) + 63) & ~(size_t)63;
     p->block = NULL;
     if (a->size - a->used < bytes) {
-        /* fits: bytes is below what the forest will hold.  A whole number
-         * of huge pages (mt_alloc_large aligns the chunk to one), so that
-         * every page of the chunk can be a huge page. */
+        /* fits: bytes is below what the forest will hold.  Whole huge
+         * pages (mt_alloc_large aligns the chunk to one), so that every
+         * page of the chunk can be a huge page. */
         if (bytes > SIZE_MAX - MT_HUGE_PAGE - MT_CHUNK_HEAD) {
             return MT_ERR_OVERFLOW;
         }
@@ -783,7 +782,7 @@ static int reserve_direct(mt_forest *f, size_t k0, size_t n)
 /* How a fit stores its trees (see grow_forest). */
 enum { MT_STORE_UNDECIDED, MT_STORE_BOUND, MT_STORE_FRONT };
 
-/* Fit (extend == 0) or extend every tree, then pack them into f. */
+/* Fit (extend == 0) or extend every tree, then store them in f. */
 static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
                        int n_threads, int extend, size_t spare)
 {
@@ -969,7 +968,6 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
      * need and later ones do not use yet).  f's node_offset is written
      * once nothing can fail: an extension that fails leaves f as it was. */
     for (size_t m = 0, lo = 0; m < M; lo += trees[m].n_nodes, ++m) {
-        trees[m].offset = lo;
         if (trees[m].at != SIZE_MAX) {
             if (trees[m].at != lo) {
                 move_tree_down(f, trees[m].n_nodes, trees[m].at, lo);
@@ -1004,7 +1002,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     }
     f->node_offset[0] = 0;
     for (size_t m = 0; m < M; ++m) {
-        f->node_offset[m + 1] = (mt_index)(trees[m].offset + trees[m].n_nodes);
+        f->node_offset[m + 1] = f->node_offset[m] + (mt_index)trees[m].n_nodes;
     }
     size_t held = 0;
     for (size_t m = 0; m < M; ++m) {

@@ -186,21 +186,16 @@ static inline int box_holds(const iscratch *s, const double *restrict x, mt_inde
 /* Ask for the box of local node j (both sides, every line) ahead of use. */
 static inline void box_prefetch(const iscratch *s, mt_index j)
 {
-#if defined(__GNUC__) || defined(__clang__)
     const char *lo = (const char *)box_lower(s, j), *hi = (const char *)box_upper(s, j);
     const size_t bytes = s->t.n_features * sizeof(double);
     for (size_t b = 0; b < bytes; b += 64) {
-        __builtin_prefetch(lo + b, 1, 3);
-        __builtin_prefetch(hi + b, 1, 3);
+        MT_PREFETCH(lo + b, 1, 3);
+        MT_PREFETCH(hi + b, 1, 3);
     }
     if (bytes > 0) { /* the last line of a row that straddles one more */
-        __builtin_prefetch(lo + bytes - 1, 1, 3);
-        __builtin_prefetch(hi + bytes - 1, 1, 3);
+        MT_PREFETCH(lo + bytes - 1, 1, 3);
+        MT_PREFETCH(hi + bytes - 1, 1, 3);
     }
-#else
-    (void)s;
-    (void)j;
-#endif
 }
 
 /*

@@ -39,12 +39,11 @@ void *mt_alloc_large(size_t bytes)
 {
     void *p = NULL;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= MT_HUGE_PAGE && bytes <= SIZE_MAX - MT_HUGE_PAGE) {
-        const size_t rounded = (bytes + MT_HUGE_PAGE - 1) & ~(MT_HUGE_PAGE - 1);
-        if (posix_memalign(&p, MT_HUGE_PAGE, rounded) != 0) {
+    if (bytes >= MT_HUGE_PAGE) {
+        if (posix_memalign(&p, MT_HUGE_PAGE, bytes) != 0) {
             return NULL;
         }
-        mt_advise_huge(p, rounded);
+        mt_advise_huge(p, bytes);
         return p;
     }
 #endif

@@ -536,17 +536,6 @@ static inline void stored_path(const mt_forest *f, const void *args, path_node n
     }
 }
 
-/* A read-only request for the cache line of *p (a hint: nothing where the
- * compiler has no such builtin). */
-static inline void mt_prefetch(const void *p)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p, 0, 1);
-#else
-    (void)p;
-#endif
-}
-
 /* What the Gaussian mixture reads at every node: the node means' moments
  * (posterior mean, variance, covariance with the parent), the prior and
  * noise, the lifetime. */
@@ -597,11 +586,11 @@ static inline int gauss_node(const mt_forest *f, const void *args, mt_index j, d
 static void gauss_ahead(const mt_forest *f, const void *args, mt_index j)
 {
     const gauss_args *g = args;
-    mt_prefetch(f->tau + j);
-    mt_prefetch(f->parent + j);
-    mt_prefetch(g->mean + j);
-    mt_prefetch(g->var + j);
-    mt_prefetch(g->cov + j);
+    MT_PREFETCH(f->tau + j, 0, 1);
+    MT_PREFETCH(f->parent + j, 0, 1);
+    MT_PREFETCH(g->mean + j, 0, 1);
+    MT_PREFETCH(g->var + j, 0, 1);
+    MT_PREFETCH(g->cov + j, 0, 1);
 }
 
 /* Tree m's Gaussian mixture at point i, added to o[0], o[1] (an
@@ -676,20 +665,20 @@ static inline int mixture_node(const mt_forest *f, const void *args, mt_index j,
     return 0;
 }
 
-/* Tree m's mixture at point i, added to o[0..K) (an mt_walk_visit of
- * mixture_args): along its stored path if the args have paths (scratch: K
- * doubles), else walking the tree (scratch: d + K doubles, the first d for
- * a rotated forest's coordinates). */
 /* What mixture_node reads at node j: its split time, parent and own
  * component row (the edge's is its parent's, the entry before: at hand). */
 static void mixture_ahead(const mt_forest *f, const void *args, mt_index j)
 {
     const mixture_args *a = args;
-    mt_prefetch(f->tau + j);
-    mt_prefetch(f->parent + j);
-    mt_prefetch(a->leaf + (size_t)j * a->K);
+    MT_PREFETCH(f->tau + j, 0, 1);
+    MT_PREFETCH(f->parent + j, 0, 1);
+    MT_PREFETCH(a->leaf + (size_t)j * a->K, 0, 1);
 }
 
+/* Tree m's mixture at point i, added to o[0..K) (an mt_walk_visit of
+ * mixture_args): along its stored path if the args have paths (scratch: K
+ * doubles), else walking the tree (scratch: d + K doubles, the first d for
+ * a rotated forest's coordinates). */
 static void mixture_visit(const mt_forest *f, const void *args, size_t m, size_t i,
                           double *scratch, double *o)
 {
