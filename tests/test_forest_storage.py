@@ -231,6 +231,51 @@ def test_huge_reservation_in_a_fresh_process_survives(run_python):
     assert "MemoryError Forest.reserve_points" in out and "alive 100" in out
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_an_extension_that_fails_leaves_every_node_its_points(run_python):
+    """An extension permutes each tree's row of perm in place (``c/grow.h``):
+    its splits fall inside old leaves, so when it runs out of memory midway
+    (here: an address-space limit 64 MiB above the forest, and a lifetime
+    that needs gigabytes) the old trees are unchanged and every node still
+    holds the same points; only their order within a leaf's slice may
+    differ.  The forest then pickles (its state passes the C check) and
+    extends."""
+    code = """
+import pickle, re, resource, numpy as np
+from mondrian._ext._forest import Forest
+X = np.random.default_rng(0).random((3000, 4))
+M = 40
+f = Forest(M, 4).fit(X, 3.0, [np.random.PCG64(s) for s in range(M)], 2)
+names = ("tau", "left", "right", "parent", "feature", "threshold", "start", "end",
+         "lower", "upper", "node_offset")
+before = {k: np.array(getattr(f, k)) for k in names}
+perm0 = np.array(f.perm)
+sets = [np.sort(perm0[f.tree_of[j], f.start[j]:f.end[j]]) for j in range(f.n_nodes)]
+vm = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + 64 * 2**20, resource.RLIM_INFINITY))
+try:
+    f.extend(1e6, 2)
+    print("grown")
+except MemoryError:
+    print("MemoryError")
+resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+assert f.lifetime == 3.0
+assert all(np.array_equal(getattr(f, k), v) for k, v in before.items())
+perm1 = np.array(f.perm)
+assert all(np.array_equal(np.sort(perm1[f.tree_of[j], f.start[j]:f.end[j]]), s)
+           for j, s in enumerate(sets))
+print("reordered", int((perm1 != perm0).any(axis=1).sum()))
+g = pickle.loads(pickle.dumps(f))
+f.extend(6.0, 2)
+print("extended", f.lifetime, g.lifetime)
+"""
+    out = run_python(code, timeout=300).split("\n")
+    assert out[0] == "MemoryError"
+    # Trees were split before memory ran out (else the test shows nothing).
+    assert int(out[1].split()[1]) > 0
+    assert out[2] == "extended 6.0 3.0"
+
+
 def test_spare_nodes_take_an_insertion_in_place(rng):
     """``Forest.fit(..., spare_nodes=k)``: the same trees with room for k more
     nodes; an insertion of n points with 2nM <= k then grows the trees where

@@ -277,6 +277,47 @@ def test_extending_the_forest_continues_the_path(kind):
                                                   random_state=8).fit(X)))
 
 
+def test_cg_extend_forest_grows_in_place_and_equals_extend():
+    """``CGRidgePath.extend_forest`` lets go of the forest, has it extended
+    in place (no copy) and continues: the same state as ``extend`` on the
+    events of a copy extended by ``MondrianFeatures.extend``.  A failing
+    extension leaves the learner on the forest as it was."""
+    rng = np.random.default_rng(5)
+    X = rng.random((150, 3))
+    y = np.sin(5 * X[:, 0]) + 0.1 * rng.standard_normal(150)
+    y = y - y.mean()
+    mask = rng.random(150) < 0.8
+
+    def start():
+        mf = MondrianFeatures(n_trees=6, lifetime=1.0, random_state=3).fit(X)
+        path = CGRidgePath(split_events(mf), y, [0.1, 1.0], train_mask=mask, tol=1e-8)
+        path.solve_at(1.0)
+        return mf, path
+
+    mf_a, a = start()
+    mf_a.extend(3.0)                  # the path reads the forest: a copy is grown
+    a.extend(split_events(mf_a))
+    mf_b, b = start()
+    forest = mf_b.forest_
+    events = b.extend_forest(mf_b, 3.0)
+    assert mf_b.forest_ is forest and b.events is events and events.forest is forest
+    assert forest.lifetime == 3.0
+    np.testing.assert_array_equal(events.nodes, a.events.nodes)
+    for path in (a, b):
+        path.solve_at(3.0)
+    np.testing.assert_array_equal(a.node_weights(), b.node_weights())
+    np.testing.assert_array_equal(a.predict_points(np.arange(150)),
+                                  b.predict_points(np.arange(150)))
+    with pytest.raises(ValueError, match="feature map whose forest"):
+        b.extend_forest(mf_a, 4.0)
+    # Refused before any growth (below the fitted lifetime): still usable.
+    with pytest.raises(ValueError, match="below the fitted lifetime"):
+        b.extend_forest(mf_b, 2.0)
+    assert b.events.forest is mf_b.forest_
+    b.solve_at(3.0)
+    np.testing.assert_array_equal(a.node_weights(), b.node_weights())
+
+
 def test_sgd_full_pass_schedule(problem):
     _, y, _, ev = problem
     path = SGDPath(ev, y, loss="squared", learning_rate=0.3, pass_="full",

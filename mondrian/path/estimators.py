@@ -1188,12 +1188,13 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                     stop = "memory"
                     break
                 before = features.n_cells_
-                features.extend(lam)
+                # Grown in place: the learner lets go of the forest for the
+                # extension, and so must these events.
+                del events
+                events = learner.extend_forest(features, lam)
                 if features.n_cells_ == before:
                     stop = "saturated"
                     break
-                events = split_events(features)
-                learner.extend(events)
             n_iter, _ = learner.solve_at(lam)
             W, err = scored(learner, events, lam)
             lams.append(lam)

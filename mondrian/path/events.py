@@ -164,7 +164,34 @@ def split_events(features: MondrianFeatures) -> SplitEvents:
                        tree=tree, lifetime=float(forest.lifetime))
 
 
-def _remapper(old: SplitEvents, new: SplitEvents):
+@dataclass(frozen=True, eq=False)
+class _EventsRecord:
+    """What :func:`_remapper` reads of a forest's old events, kept without
+    the events (which pin the forest): so that a learner can let go of its
+    forest, have it extended in place, and continue on the new events
+    (:meth:`~mondrian.path.CGRidgePath.extend_forest`)."""
+
+    n_trees: int
+    n_points: int
+    lifetime: float
+    tree_of: np.ndarray
+    node_offset: np.ndarray
+    times: np.ndarray
+    nodes: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.tree_of.shape[0])
+
+    @classmethod
+    def of(cls, events: SplitEvents) -> "_EventsRecord":
+        # tree_of and node_offset are views of the forest: copied.  The
+        # event arrays are the forest's cache of a growth, not its memory.
+        return cls(events.n_trees, events.n_points, events.lifetime, np.array(events.tree_of),
+                   np.array(events.node_offset), events.times, events.nodes)
+
+
+def _remapper(old: SplitEvents | _EventsRecord, new: SplitEvents):
     """Map global node ids of ``old`` to those of ``new``, an extension of the
     same forest (``MondrianFeatures.extend``: node ids within each tree are
     unchanged, new nodes appended); checks that the old events come first.

@@ -39,8 +39,14 @@
  *
  * Each tree grows in its thread's one-tree forest (the scratch: node
  * storage from forest.c, ids local to the tree, reused from tree to tree),
- * a fit permuting the tree's own row of the forest's permutation and an
- * extension a copy.  In a fit, a grown tree is copied from the scratch
+ * permuting the tree's own row of the forest's permutation in place.  An
+ * extension splits old leaves only, so it permutes each old leaf's slice of
+ * the row within itself: should it fail, the old trees still hold the same
+ * points at every node (grow.h).  Packing each extended tree's permutation
+ * with its nodes and storing it back had the extension copy every row
+ * three times (load, pack, store) -- on the CPU data's 2000-tree ladder
+ * forest of the default kernel ridge, 105 MB each time, the permutations
+ * outweighing the nodes of shallow trees.  In a fit, a grown tree is copied from the scratch
  * straight into the forest where its place is known: every tree at m times
  * the first tree's size when the first tree split as far as its points
  * allow (no tree can be larger; the smaller ones are moved down into place
@@ -94,15 +100,14 @@
 
 typedef struct {
     mt_forest tree;       /* one tree, local ids                             */
-    mt_index *perm;       /* its point permutation, N entries                */
-    int own_perm;         /* perm is the scratch's own (else the forest's row) */
+    mt_index *perm;       /* its point permutation: the tree's row of the forest */
     unsigned char *exact; /* node j's side k of its box is exact: [j * D + k] */
     size_t exact_nodes;   /* nodes `exact` has room for                      */
 } scratch;
 
 /* A grown tree kept until every tree is grown and the forest's layout is
  * known: its node arrays (local ids) at their exact size, in one region of
- * its thread's arena, and for an extension its new permutation.  `block`
+ * its thread's arena.  `block`
  * is the arena chunk the tree opened (freed once every tree is stored), or
  * NULL. */
 typedef struct {
@@ -110,7 +115,7 @@ typedef struct {
     size_t at;           /* stored directly: its first node in f, else SIZE_MAX */
     void *block;
     struct chunk *chunk; /* the arena chunk holding the tree */
-    mt_index *parent, *left, *right, *feature, *start, *end, *perm;
+    mt_index *parent, *left, *right, *feature, *start, *end;
     double *threshold, *tau, *lower, *upper;
 } packed;
 
@@ -496,31 +501,19 @@ static void finish_boxes(scratch *s, const double *restrict rows, size_t d, int 
     }
 }
 
-/* Allocate a thread's scratch for trees on n points (nodes reserved
- * later), with its own permutation of n points if `own_perm` (an
- * extension permutes a copy, so that the forest is unchanged if it fails);
- * else perm is pointed at each tree's row of the forest in turn (a fit,
- * which replaces the forest's content anyway). */
-static int scratch_init(scratch *s, size_t d, size_t n, int own_perm)
+/* Initialise a thread's scratch (nodes reserved later); perm is pointed at
+ * each tree's row of the forest in turn. */
+static int scratch_init(scratch *s, size_t d)
 {
-    int status = mt_forest_init(&s->tree, 1, d);
     s->perm = NULL;
-    s->own_perm = own_perm;
     s->exact = NULL;
     s->exact_nodes = 0;
-    if (status != MT_OK || !own_perm) {
-        return status;
-    }
-    s->perm = malloc(n * sizeof(mt_index)); /* n * 8 fits: the forest holds n */
-    return s->perm == NULL ? MT_ERR_NOMEM : MT_OK;
+    return mt_forest_init(&s->tree, 1, d);
 }
 
 static void scratch_free(scratch *s)
 {
     mt_forest_free(&s->tree);
-    if (s->own_perm) {
-        free(s->perm);
-    }
     free(s->exact);
     s->perm = NULL;
     s->exact = NULL;
@@ -552,7 +545,8 @@ static int scratch_fit(scratch *s, double *rows, size_t n, size_t d,
     return MT_OK;
 }
 
-/* Copy tree m of f into the scratch, in local ids (every box exact). */
+/* Copy tree m of f into the scratch, in local ids (every box exact); its
+ * permutation is the forest's row (s->perm), permuted in place. */
 static int scratch_load(scratch *s, const mt_forest *f, size_t m)
 {
     const mt_index lo = f->node_offset[m], hi = f->node_offset[m + 1];
@@ -576,7 +570,6 @@ static int scratch_load(scratch *s, const mt_forest *f, size_t m)
     memcpy(t->tau, f->tau + lo, n * sizeof(double));
     memcpy(t->lower, f->lower + (size_t)lo * d, n * d * sizeof(double));
     memcpy(t->upper, f->upper + (size_t)lo * d, n * d * sizeof(double));
-    memcpy(s->perm, mt_forest_perm(f, m), f->n_points * sizeof(mt_index));
     memset(s->exact, 1, n * d);
     t->n_nodes = n;
     t->node_offset[1] = (mt_index)n;
@@ -613,19 +606,19 @@ static int scratch_extend(scratch *s, const double *X, size_t n, size_t d, doubl
     return MT_OK;
 }
 
-/* Keep the tree grown in the scratch: its nodes at their exact size and,
- * with `with_perm`, its permutation of n points.  The scratch is then free
+/* Keep the tree grown in the scratch: its nodes at their exact size.  The
+ * scratch is then free
  * for the thread's next tree, so a forest of M trees holds M exact trees
  * while it grows, not M scratches with room to spare. */
-static int pack(const scratch *s, packed *p, arena *a, size_t d, size_t n, int with_perm)
+static int pack(const scratch *s, packed *p, arena *a, size_t d)
 {
     const mt_forest *t = &s->tree;
     const size_t k = t->n_nodes;
     /* fits: the forest will hold as much; rounded up to 64 bytes, so that
      * the next tree's region starts aligned */
     const size_t bytes =
-        (k * (6 * sizeof(mt_index) + 2 * sizeof(double) + 2 * d * sizeof(double)) +
-         (with_perm ? n * sizeof(mt_index) : 0) + 63) & ~(size_t)63;
+        (k * (6 * sizeof(mt_index) + 2 * sizeof(double) + 2 * d * sizeof(double)) + 63) &
+        ~(size_t)63;
     p->block = NULL;
     if (a->size - a->used < bytes) {
         /* fits: bytes is below what the forest will hold.  Whole huge
@@ -671,11 +664,6 @@ static int pack(const scratch *s, packed *p, arena *a, size_t d, size_t n, int w
     MT_TAKE(start, mt_index, k);
     MT_TAKE(end, mt_index, k);
 #undef MT_TAKE
-    p->perm = NULL;
-    if (with_perm) {
-        p->perm = (mt_index *)(void *)at;
-        memcpy(p->perm, s->perm, n * sizeof(mt_index));
-    }
     return MT_OK;
 }
 
@@ -708,9 +696,6 @@ static void packed_store(const packed *p, mt_forest *f, size_t m)
 {
     store_nodes(f, m, f->node_offset[m], p->n_nodes, p->parent, p->left, p->right, p->feature,
                 p->start, p->end, p->threshold, p->tau, p->lower, p->upper);
-    if (p->perm != NULL) {
-        memcpy(mt_forest_perm(f, m), p->perm, f->n_points * sizeof(mt_index));
-    }
 }
 
 /* Copy the tree grown in the scratch into f as tree m, its nodes from
@@ -815,10 +800,8 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     /* Each thread's scratch, allocated once per thread, not per tree: the
      * tree it grows (node storage reused from tree to tree), a stack (at
      * most one entry per leaf, and a tree has at most n leaves), the
-     * points' rows in the order of the tree it grows, for an extension the
-     * tree's permutation (a fit permutes the forest's row in place, as the
-     * fit replaces the forest's content anyway) and, for a rotated forest
-     * that is extended, the points in the coordinates of the tree (n * d
+     * points' rows in the order of the tree it grows and, for a rotated
+     * forest that is extended, the points in the coordinates of the tree (n * d
      * doubles fit: the forest's X holds as many). */
     /* Trees are taken in two directions: the first thread takes them from
      * the front (0, 1, 2, ...), the others from the back, and in a fit the
@@ -856,7 +839,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
 #ifdef _OPENMP
         front = omp_get_thread_num() == 0;
 #endif
-        int ok = scratch_init(&work, d, n, extend) == MT_OK;
+        int ok = scratch_init(&work, d) == MT_OK;
         mt_index *stack = malloc((n + 1) * sizeof(mt_index));
         double *rows = malloc(n * d * sizeof(double));
         double *Z = f->rotation != NULL && extend ? malloc(n * d * sizeof(double)) : NULL;
@@ -878,12 +861,14 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
             int s = ok ? MT_OK : MT_ERR_NOMEM;
             work.tree.n_nodes = 0;
             work.tree.node_offset[1] = 0;
+            /* A fit and an extension permute the tree's own row of f's perm
+             * in place (see grow.h for what that means when one fails). */
+            work.perm = mt_forest_perm(f, (size_t)m);
             if (s == MT_OK && !extend) {
                 /* the rows in their own order (perm starts as the identity),
                  * in the tree's coordinates for a rotated forest; gathered
                  * from X itself when it is small and not rotated */
                 double *src = rows;
-                work.perm = mt_forest_perm(f, (size_t)m);
                 if (f->rotation != NULL) {
                     mt_forest_transform(f, (size_t)m, f->X, n, rows);
                 } else if (gather) {
@@ -948,7 +933,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
                 }
             }
             if (s == MT_OK) {
-                s = pack(&work, &trees[m], &packs, d, n, extend);
+                s = pack(&work, &trees[m], &packs, d);
             }
             status = s < status ? s : status;
         }
@@ -966,7 +951,8 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     /* The offsets, and the trees stored directly moved into place (in
      * order: a tree moves down past room that earlier trees no longer
      * need and later ones do not use yet).  f's node_offset is written
-     * once nothing can fail: an extension that fails leaves f as it was. */
+     * once nothing can fail: an extension that fails leaves f's trees as
+     * they were (grow.h). */
     for (size_t m = 0, lo = 0; m < M; lo += trees[m].n_nodes, ++m) {
         if (trees[m].at != SIZE_MAX) {
             if (trees[m].at != lo) {

@@ -54,7 +54,11 @@ int mt_forest_fit(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_th
  * By memorylessness of the exponential clocks a leaf that had not split by
  * the old lifetime splits at old + Exp(linear dimension).  Node ids within
  * each tree are kept and new nodes appended, so an old global id j of tree
- * m becomes j + (new node_offset[m] - old node_offset[m]).
+ * m becomes j + (new node_offset[m] - old node_offset[m]).  Each tree's row
+ * of perm is permuted in place; new splits fall inside old leaves, so every
+ * old node's slice keeps its set of points.  On failure the trees, the
+ * lifetime and every node's points are as before; only the order of the
+ * points within an old leaf's slice of perm may differ.
  */
 int mt_forest_extend(mt_forest *f, double lifetime, bitgen_t *const *rngs, int n_threads);
 
