@@ -1146,8 +1146,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         rows = np.concatenate([given, held])
         whole = rows.size == n_all
         ceiling = np.inf if p["max_lifetime"] == "auto" else float(p["max_lifetime"])
-        # Grown to the second rung at once: every ladder climbs to it, and
-        # extending a forest that a learner reads would copy it.
+        # Grown to the second rung at once: every ladder climbs to it (the
+        # later rungs extend it in place, ``CGRidgePath.extend_forest``).
         X, y = (X_all, y_all) if whole else _take(X_all, y_all, rows)
         features = MondrianFeatures(n_trees=n_trees, lifetime=min(2.0 * lifetime, ceiling),
                                     random_state=final_rng if whole else ladder_rng,
