@@ -235,11 +235,11 @@ def test_huge_reservation_in_a_fresh_process_survives(run_python):
 def test_an_extension_that_fails_leaves_every_node_its_points(run_python):
     """An extension permutes each tree's row of perm in place (``c/grow.h``):
     its splits fall inside old leaves, so when it runs out of memory midway
-    (here: an address-space limit 64 MiB above the forest, and a lifetime
-    that needs gigabytes) the old trees are unchanged and every node still
-    holds the same points; only their order within a leaf's slice may
-    differ.  The forest then pickles (its state passes the C check) and
-    extends."""
+    (here: an address-space limit 16 MiB above the process's, and a
+    lifetime whose trees need twice that) the old trees are unchanged and
+    every node still holds the same points; only their order within a
+    leaf's slice may differ.  The forest then pickles (its state passes
+    the C check) and extends."""
     code = """
 import pickle, re, resource, numpy as np
 from mondrian._ext._forest import Forest
@@ -252,7 +252,7 @@ before = {k: np.array(getattr(f, k)) for k in names}
 perm0 = np.array(f.perm)
 sets = [np.sort(perm0[f.tree_of[j], f.start[j]:f.end[j]]) for j in range(f.n_nodes)]
 vm = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
-resource.setrlimit(resource.RLIMIT_AS, (vm + 64 * 2**20, resource.RLIM_INFINITY))
+resource.setrlimit(resource.RLIMIT_AS, (vm + 16 * 2**20, resource.RLIM_INFINITY))
 try:
     f.extend(1e6, 2)
     print("grown")
@@ -387,6 +387,52 @@ def test_each_tree_is_the_tree_its_stream_grows_alone(lifetime, pair, rotation):
     for name in NODE_ARRAYS:
         np.testing.assert_array_equal(getattr(big, name), getattr(Forest(M, 3).fit(
             X, 0.5, gens(), 1), name))
+
+
+@pytest.mark.parametrize("lifetimes, rotation",
+                         [((0.5, 2.0, 8.0), None), ((2.0, 1e4), None), ((1.0, 1e4), "uniform")])
+def test_each_extended_tree_is_its_stream_extended_alone(lifetimes, rotation):
+    """An extension's first thread stores its trees into fresh node arrays
+    (room reserved from tree 0's growth: twice its factor, so that on many
+    shallow trees it runs out and the rest are packed), the others pack
+    theirs, and the fresh arrays replace the forest's (``c/grow.c``):
+    whichever way, tree m of the extended forest is the one-tree forest of
+    tree m's stream fitted and extended alone, node for node, on 1 to 3
+    threads, and the node arrays keep the room they had (a fit's spare
+    room for an insertion) or hold exactly the nodes."""
+    X = np.random.default_rng(4).random((300, 3))
+    X[:20] = X[0]                     # a leaf that never splits
+    M, spare = 9, 400
+
+    def gens():
+        return [np.random.PCG64(50 + m) for m in range(M)]
+
+    alone = []
+    for g in gens():
+        one = Forest(1, 3).fit(X, lifetimes[0], [g], 1, rotation=rotation)
+        for lam in lifetimes[1:]:
+            one.extend(lam, 1)
+        alone.append(one)
+    for n_threads in (1, 2, 3):
+        f = Forest(M, 3).fit(X, lifetimes[0], gens(), n_threads, rotation=rotation,
+                             spare_nodes=spare)
+        room = f.node_capacity
+        for lam in lifetimes[1:]:
+            f.extend(lam, n_threads)
+            assert f.node_capacity == max(room, f.n_nodes)
+        offset = np.asarray(f.node_offset)
+        perm = np.asarray(f.perm)
+        for m, one in enumerate(alone):
+            lo, hi = offset[m], offset[m + 1]
+            assert hi - lo == one.n_nodes
+            for name in ("parent", "left", "right"):
+                mine, ref = np.asarray(getattr(f, name))[lo:hi], np.asarray(getattr(one, name))
+                np.testing.assert_array_equal(np.where(mine < 0, mine, mine - lo), ref)
+            np.testing.assert_array_equal(np.asarray(f.tree_of)[lo:hi], m)
+            for name in ("feature", "start", "end", "threshold", "tau", "lower", "upper"):
+                np.testing.assert_array_equal(np.asarray(getattr(f, name))[lo:hi],
+                                              np.asarray(getattr(one, name)))
+            np.testing.assert_array_equal(perm[m], np.asarray(one.perm)[0])
 
 
 def test_bitwise_identical_for_1_2_3_threads(rng):
