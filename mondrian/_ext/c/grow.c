@@ -117,9 +117,8 @@ typedef struct {
 
 /* A grown tree kept until every tree is grown and the forest's layout is
  * known: its node arrays (local ids) at their exact size, in one region of
- * its thread's arena.  `block`
- * is the arena chunk the tree opened (freed once every tree is stored), or
- * NULL. */
+ * its thread's arena.  `block` is the arena chunk the tree opened (freed
+ * once every tree is stored), or NULL. */
 typedef struct {
     size_t n_nodes;
     size_t at;           /* stored directly: its first node in f, else SIZE_MAX */
@@ -617,9 +616,8 @@ static int scratch_extend(scratch *s, const double *X, size_t n, size_t d, doubl
 }
 
 /* Keep the tree grown in the scratch: its nodes at their exact size.  The
- * scratch is then free
- * for the thread's next tree, so a forest of M trees holds M exact trees
- * while it grows, not M scratches with room to spare. */
+ * scratch is then free for the thread's next tree, so a forest of M trees
+ * holds M exact trees while it grows, not M scratches with room to spare. */
 static int pack(const scratch *s, packed *p, arena *a, size_t d)
 {
     const mt_forest *t = &s->tree;
@@ -851,8 +849,8 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
      * tree it grows (node storage reused from tree to tree), a stack (at
      * most one entry per leaf, and a tree has at most n leaves), the
      * points' rows in the order of the tree it grows and, for a rotated
-     * forest that is extended, the points in the coordinates of the tree (n * d
-     * doubles fit: the forest's X holds as many). */
+     * forest that is extended, the points in the coordinates of the tree
+     * (n * d doubles fit: the forest's X holds as many). */
     /* Trees are taken in two directions: the first thread takes them from
      * the front (0, 1, 2, ...), the others from the back, and in a fit the
      * grown trees are copied from the scratches straight into f's node
@@ -967,7 +965,10 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
                                reserve_extension(&room, f, (size_t)(f->node_offset[1] -
                                                                     f->node_offset[0]),
                                                  k, n);
-                mode = MT_STORE_FRONT; /* read by this thread only */
+#ifdef _OPENMP
+#pragma omp atomic write seq_cst
+#endif
+                mode = MT_STORE_FRONT;
             }
             int now;
 #ifdef _OPENMP
