@@ -163,7 +163,7 @@ def test_cut_paths_are_the_point_slices_after_insertion():
 def test_update_with_the_forests_own_points_equals_their_walks(lifetime, kind):
     """The forest's own points, in their order, are taken through the trees
     by merging each node's points in row order bottom-up rather than by a
-    walk per point (``c/amf.c``, ``amf_merge``): the state equals the walks'
+    walk per point (``c/amf.c``, ``merge_tree``): the state equals the walks'
     written out here, the same operations in the same order, bit for bit;
     trees of one point per leaf and of several (lifetime 2), 1 and 2
     threads.  Other points (here the same rows in another order) take the

@@ -328,6 +328,24 @@ def test_a_fit_holds_the_nodes_about_once(run_python):
     assert peak < 1.4 * nodes, (peak, nodes)
 
 
+def _assert_trees_are(f, alone):
+    """Tree m of the forest ``f`` is the one-tree forest ``alone[m]``, node
+    for node (its ids shifted by the tree's offset), with its permutation."""
+    offset = np.asarray(f.node_offset)
+    perm = np.asarray(f.perm)
+    for m, one in enumerate(alone):
+        lo, hi = offset[m], offset[m + 1]
+        assert hi - lo == one.n_nodes
+        for name in ("parent", "left", "right"):
+            mine, ref = np.asarray(getattr(f, name))[lo:hi], np.asarray(getattr(one, name))
+            np.testing.assert_array_equal(np.where(mine < 0, mine, mine - lo), ref)
+        np.testing.assert_array_equal(np.asarray(f.tree_of)[lo:hi], m)
+        for name in ("feature", "start", "end", "threshold", "tau", "lower", "upper"):
+            np.testing.assert_array_equal(np.asarray(getattr(f, name))[lo:hi],
+                                          np.asarray(getattr(one, name)))
+        np.testing.assert_array_equal(perm[m], np.asarray(one.perm)[0])
+
+
 @pytest.mark.parametrize("lifetime, pair, rotation",
                          [(2.0, False, None), (1e4, False, None), (2e8, True, None),
                           (1e4, False, "uniform")])
@@ -361,19 +379,7 @@ def test_each_tree_is_the_tree_its_stream_grows_alone(lifetime, pair, rotation):
         f = Forest(M, 3).fit(X, lifetime, gens(), n_threads, rotation=rotation,
                              spare_nodes=spare)
         assert f.node_capacity == f.n_nodes + spare
-        offset = np.asarray(f.node_offset)
-        perm = np.asarray(f.perm)
-        for m, one in enumerate(alone):
-            lo, hi = offset[m], offset[m + 1]
-            assert hi - lo == one.n_nodes
-            for name in ("parent", "left", "right"):
-                mine, ref = np.asarray(getattr(f, name))[lo:hi], np.asarray(getattr(one, name))
-                np.testing.assert_array_equal(np.where(mine < 0, mine, mine - lo), ref)
-            np.testing.assert_array_equal(np.asarray(f.tree_of)[lo:hi], m)
-            for name in ("feature", "start", "end", "threshold", "tau", "lower", "upper"):
-                np.testing.assert_array_equal(np.asarray(getattr(f, name))[lo:hi],
-                                              np.asarray(getattr(one, name)))
-            np.testing.assert_array_equal(perm[m], np.asarray(one.perm)[0])
+        _assert_trees_are(f, alone)
     # A refit keeps a larger capacity (its pages are the ones the nodes go
     # to), and grows a smaller one to the nodes and the spare ones.
     small = Forest(M, 3).fit(X, 0.5, gens(), 2)
@@ -420,19 +426,7 @@ def test_each_extended_tree_is_its_stream_extended_alone(lifetimes, rotation):
         for lam in lifetimes[1:]:
             f.extend(lam, n_threads)
             assert f.node_capacity == max(room, f.n_nodes)
-        offset = np.asarray(f.node_offset)
-        perm = np.asarray(f.perm)
-        for m, one in enumerate(alone):
-            lo, hi = offset[m], offset[m + 1]
-            assert hi - lo == one.n_nodes
-            for name in ("parent", "left", "right"):
-                mine, ref = np.asarray(getattr(f, name))[lo:hi], np.asarray(getattr(one, name))
-                np.testing.assert_array_equal(np.where(mine < 0, mine, mine - lo), ref)
-            np.testing.assert_array_equal(np.asarray(f.tree_of)[lo:hi], m)
-            for name in ("feature", "start", "end", "threshold", "tau", "lower", "upper"):
-                np.testing.assert_array_equal(np.asarray(getattr(f, name))[lo:hi],
-                                              np.asarray(getattr(one, name)))
-            np.testing.assert_array_equal(perm[m], np.asarray(one.perm)[0])
+        _assert_trees_are(f, alone)
 
 
 def test_bitwise_identical_for_1_2_3_threads(rng):

@@ -293,8 +293,7 @@ class CGRidgePath:
         """Continue on the events of the same forest extended to a larger
         lifetime (``MondrianFeatures.extend``): weights, residuals and the
         active-node table are carried over, only new events remain to run."""
-        self._continue(_remapper(self.events, events), self.events.n_nodes,
-                       self._state._export(), events)
+        self._continue(self.events, self._state._export(), events)
         return self
 
     def extend_forest(self, features: MondrianFeatures, lifetime: float) -> SplitEvents:
@@ -332,14 +331,16 @@ class CGRidgePath:
             # On failure too: the trees are as they were, so the state
             # continues on their events under the identity map.
             events = split_events(features)
-            self._continue(_remapper(record, events), record.n_nodes, state, events)
+            self._continue(record, state, events)
         return events
 
-    def _continue(self, remap, n_old: int, state: dict, events: SplitEvents) -> None:
-        """Load the exported ``state`` of a path on a forest of ``n_old``
-        nodes onto ``events`` (the same forest, extended), node ids moved
-        by ``remap``."""
-        new_ids = remap(np.arange(n_old))
+    def _continue(self, old: SplitEvents | _EventsRecord, state: dict,
+                  events: SplitEvents) -> None:
+        """Load the exported ``state`` of a path on the events ``old`` (or
+        their record) onto ``events``, the same forest extended (checked by
+        :func:`_remapper`, which moves the node ids)."""
+        remap = _remapper(old, events)
+        new_ids = remap(np.arange(old.n_nodes))
         W = np.zeros((self.alphas.shape[0], events.n_nodes))
         W[:, new_ids] = state["W"]
         active = np.zeros(events.n_nodes, dtype=np.uint8)

@@ -350,14 +350,19 @@ void mt_forest_drop_points(mt_forest *f)
     f->point_capacity = 0;
 }
 
-void mt_forest_clear(mt_forest *f)
+void mt_forest_clear_nodes(mt_forest *f)
 {
     f->n_nodes = 0;
-    f->n_points = 0;
-    f->lifetime = 0.0;
     memset(f->node_offset, 0, (f->n_trees + 1) * sizeof(mt_index));
     free(f->key);
     f->key = NULL;
+}
+
+void mt_forest_clear(mt_forest *f)
+{
+    mt_forest_clear_nodes(f);
+    f->n_points = 0;
+    f->lifetime = 0.0;
 }
 
 int mt_forest_append_node(mt_forest *f, size_t m, mt_index parent,

@@ -140,6 +140,9 @@ int mt_forest_append_points(mt_forest *f, const double *X, size_t n);
 /* Free the points and permutations (see above); the nodes are kept. */
 void mt_forest_drop_points(mt_forest *f);
 
+/* Remove every node (and the column keys); capacity and points are kept. */
+void mt_forest_clear_nodes(mt_forest *f);
+
 /* Remove every node and point (capacity is kept). */
 void mt_forest_clear(mt_forest *f);
 

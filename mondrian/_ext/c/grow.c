@@ -758,33 +758,21 @@ static void move_tree_down(mt_forest *f, size_t k, size_t from, size_t to)
     memmove(f->upper + to * d, f->upper + from * d, k * d * sizeof(double));
 }
 
-/* Room in f for the first tree's direct stores (see grow_forest), from the
- * size k0 of tree 0: twice as many nodes per tree, at least MT_SCRATCH_NODES
- * and at most the 2n - 1 nodes a tree on n points can have (every split
- * separates points).  Returns whether the room is there (false if the
- * product overflows or cannot be allocated: the trees are then packed). */
-static int reserve_direct(mt_forest *f, size_t k0, size_t n)
+/* Room in `into` for the first thread's direct stores of M trees on n
+ * points (see grow_forest), from an estimate of a tree's nodes (a fit: tree
+ * 0's size; an extension: the mean tree's size times tree 0's growth):
+ * twice as many a tree, at least MT_SCRATCH_NODES and at most the 2n - 1
+ * nodes a tree on n points can have (every split separates points).
+ * Returns whether the room is there (false if it overflows or cannot be
+ * allocated: the trees are then packed). */
+static int reserve_room(mt_forest *into, double per_tree, size_t M, size_t n)
 {
-    size_t per = k0 <= SIZE_MAX / 2 ? 2 * k0 : SIZE_MAX, total;
-    per = per > MT_SCRATCH_NODES ? per : MT_SCRATCH_NODES;
-    per = per < 2 * n - 1 ? per : 2 * n - 1; /* fits: the forest holds n points */
-    return mt_mul_size(per, f->n_trees, &total) == MT_OK &&
-           mt_forest_reserve_nodes(f, total) == MT_OK;
-}
-
-/* Room in `room` (an empty forest of f's shape) for the extension's direct
- * stores (see grow_forest), from tree 0's growth k_old -> k_new: twice that
- * factor over the whole forest, at least MT_SCRATCH_NODES, at most the
- * 2n - 1 nodes per tree that n points allow.  Returns whether the room is
- * there (else every tree is packed). */
-static int reserve_extension(mt_forest *room, const mt_forest *f, size_t k_old, size_t k_new,
-                             size_t n)
-{
-    double want = 2.0 * (double)f->n_nodes * ((double)k_new / (double)(k_old > 0 ? k_old : 1));
-    const double most = (double)f->n_trees * (double)(2 * n - 1);
-    want = want < most ? want : most;
-    want = want > (double)MT_SCRATCH_NODES ? want : (double)MT_SCRATCH_NODES;
-    return want < (double)SIZE_MAX / 2 && mt_forest_reserve_nodes(room, (size_t)want) == MT_OK;
+    double per = 2.0 * per_tree;
+    size_t total;
+    per = per > (double)MT_SCRATCH_NODES ? per : (double)MT_SCRATCH_NODES;
+    per = per < (double)(2 * n - 1) ? per : (double)(2 * n - 1); /* the forest holds n */
+    return mt_mul_size((size_t)per, M, &total) == MT_OK &&
+           mt_forest_reserve_nodes(into, total) == MT_OK;
 }
 
 /* Exchange the node arrays (and their capacity) of a and b. */
@@ -837,10 +825,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
         /* A fit replaces the trees (and permutes the forest's perm rows as
          * it goes): they are discarded now, so that a fit that fails leaves
          * a forest without trees rather than stale ones. */
-        f->n_nodes = 0;
-        memset(f->node_offset, 0, (M + 1) * sizeof(mt_index));
-        free(f->key);
-        f->key = NULL;
+        mt_forest_clear_nodes(f);
     }
     (void)nt;
     /* Points in the L2 cache: partition indices and gather (see above). */
@@ -855,7 +840,7 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
      * the front (0, 1, 2, ...), the others from the back, and in a fit the
      * grown trees are copied from the scratches straight into f's node
      * arrays where their place is known (f has no nodes during a fit:
-     * mt_forest_clear), the others packed, to be stored at their offsets
+     * mt_forest_clear_nodes), the others packed, to be stored at their offsets
      * once every tree is grown.  The first thread decides how after its
      * first tree, tree 0, of k0 nodes:
      *  - tree 0 split as far as its points allow (fully_split): no tree has
@@ -865,14 +850,14 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
      *    their leaves seldom need;
      *  - else the first thread's trees, a prefix of the forest whose
      *    offsets it knows as it goes, while they have room (reserved from
-     *    k0, reserve_direct); the other threads pack theirs.
+     *    k0, reserve_room); the other threads pack theirs.
      * Trees grown before the decision are packed.  Each tree draws from
      * its own stream, so the trees do not depend on who grows them (see
      * the top of the file for what this saves).
      * An extension reads every old tree from f while it grows, so its
      * first thread stores its trees (a prefix again) into fresh node
      * arrays, `room`, reserved after tree 0 from its growth
-     * (reserve_extension); they become f's once every tree is stored, and
+     * (reserve_room); they become f's once every tree is stored, and
      * f's old arrays are freed.  Until then f's nodes are untouched: an
      * extension that fails leaves its trees as they were. */
     const size_t capacity_before = f->node_capacity;
@@ -944,31 +929,31 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
                 }
             }
             const size_t k = work.tree.n_nodes;
-            if (s == MT_OK && !extend && front && m == 0) {
-                /* The decision.  f's arrays are reserved before it is
+            if (s == MT_OK && front && m == 0) {
+                /* The decision.  The arrays are reserved before it is
                  * published, and never again until every tree is grown. */
-                size_t room;
-                const int bound = fully_split(&work) && mt_mul_size(k, M, &room) == MT_OK &&
-                                  mt_forest_reserve_nodes(f, room) == MT_OK;
-                if (bound) {
-                    per_tree = k;
+                int bound = 0;
+                if (extend) {
+                    /* tree 0 had at least its root */
+                    const double grew =
+                        (double)k / (double)(f->node_offset[1] - f->node_offset[0]);
+                    front_direct =
+                        room_ok && reserve_room(&room, (double)f->n_nodes / (double)M * grew,
+                                                M, n);
                 } else {
-                    front_direct = reserve_direct(f, k, n);
+                    size_t all;
+                    bound = fully_split(&work) && mt_mul_size(k, M, &all) == MT_OK &&
+                            mt_forest_reserve_nodes(f, all) == MT_OK;
+                    if (bound) {
+                        per_tree = k;
+                    } else {
+                        front_direct = reserve_room(f, (double)k, M, n);
+                    }
                 }
 #ifdef _OPENMP
 #pragma omp atomic write seq_cst
 #endif
                 mode = bound ? MT_STORE_BOUND : MT_STORE_FRONT;
-            }
-            if (s == MT_OK && extend && front && m == 0) {
-                front_direct = room_ok &&
-                               reserve_extension(&room, f, (size_t)(f->node_offset[1] -
-                                                                    f->node_offset[0]),
-                                                 k, n);
-#ifdef _OPENMP
-#pragma omp atomic write seq_cst
-#endif
-                mode = MT_STORE_FRONT;
             }
             int now;
 #ifdef _OPENMP
@@ -1031,8 +1016,9 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
             used = lo + trees[m].n_nodes;
         }
     }
-    /* The only fallible step on f's visible content (the trees stored
-     * directly sit past its n_nodes = 0 until the end).  The node arrays
+    /* The only fallible step on f's visible content (a fit's trees stored
+     * directly sit past its n_nodes = 0 until the end, an extension's in
+     * the room).  The node arrays
      * end with room for total + spare nodes, or their capacity before the
      * fit if that was more: the room the direct stores reserved beyond is
      * cut (never written, so never committed), and before the arrays grow

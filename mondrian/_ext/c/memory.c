@@ -37,9 +37,9 @@ void mt_advise_huge(void *p, size_t bytes)
 
 void *mt_alloc_large(size_t bytes)
 {
-    void *p = NULL;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (bytes >= MT_HUGE_PAGE) {
+        void *p = NULL;
         if (posix_memalign(&p, MT_HUGE_PAGE, bytes) != 0) {
             return NULL;
         }
@@ -47,11 +47,8 @@ void *mt_alloc_large(size_t bytes)
         return p;
     }
 #endif
-    p = malloc(bytes > 0 ? bytes : 1);
-    if (p != NULL && bytes >= MT_HUGE_PAGE) {
-        mt_advise_huge(p, bytes);
-    }
-    return p;
+    /* a small block, or no huge pages to ask for (the advice is a no-op) */
+    return malloc(bytes > 0 ? bytes : 1);
 }
 
 void mt_free_large(void *p, size_t bytes)
