@@ -98,6 +98,31 @@ def test_cell_labels_are_8_bit_while_every_tree_has_at_most_256_cells(forest):
                                rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n, lams", [
+    (301, (0.0, 0.4, 1e3)),       # through a tile: 8- and 4-row blocks, tails of 5 and 1
+    (4100, (0.3, 2.0)),           # past the tile's 4096 points: written straight
+])
+def test_cell_labels_are_each_points_cell_in_each_tree(n, lams, n_jobs):
+    # The C writer takes 64 trees a task (130 trees: two full tasks and a
+    # partial one) and, up to 4096 points, transposes a tile of them; the
+    # table must hold, for every point and tree, the point's column of Φ
+    # at λ minus the tree's first column -- for 8- and 16-bit labels.
+    X = np.random.default_rng(n).standard_normal((n, 3))
+    mf = MondrianFeatures(n_trees=130, lifetime=max(lams), random_state=1, n_jobs=2).fit(X)
+    widths = set()
+    for lam in lams:
+        labels = cell_labels(mf, lam, n_jobs=n_jobs)
+        Phi = mf.training_features(lam).tocsr()
+        Phi.sort_indices()
+        first = np.asarray(mf.forest_.active_columns(lam)[1])[:-1]
+        expected = Phi.indices.reshape(n, 130) - first[None, :]
+        np.testing.assert_array_equal(labels, expected)
+        widths.add(labels.dtype)
+    if n == 301:
+        assert widths == {np.dtype(np.uint8), np.dtype(np.uint16)}
+
+
 
 def test_dual_ridge_formulas_equal_direct_solves(forest):
     _, y, mf = forest

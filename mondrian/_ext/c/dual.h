@@ -45,7 +45,8 @@ int mt_label_kernel(const void *a, size_t n_a, const void *b, size_t n_b, size_t
  * tree m's first column (col_of_node and col_offset from
  * mt_forest_active_columns at the same lambda), read off the active nodes'
  * point slices.  MT_ERR_ARG if a tree has more cells than the width holds
- * (65536, or 256).
+ * (65536, or 256); MT_ERR_NOMEM if the threads' tiles (up to 4096 points:
+ * 64 trees x n labels each, see dual.c) cannot be allocated.
  */
 int mt_forest_cell_labels(const mt_forest *f, const mt_index *col_of_node,
                           const mt_index *col_offset, void *labels, int width, int n_threads);
