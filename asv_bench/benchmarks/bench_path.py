@@ -246,3 +246,34 @@ class LabelKernel:
         from mondrian.path.dual import mondrian_kernel_matrix
 
         mondrian_kernel_matrix(self.labels, n_jobs=n_jobs)
+
+
+class CellLabels:
+    """The dual's cell-label table (``cell_labels``: each training point's
+    cell in each tree at λ, read off the active nodes' point slices) on the
+    forests of the dual's second search: 90 rows x 32 768 trees (a tiny set;
+    the rows of the table 32 KB apart) and 600 rows x 12 809 trees (the
+    600-row synthetic set), 8-bit labels, one and two threads.  The C writer
+    takes 64 trees a task and, up to 4096 points, writes each tree's labels
+    into a tile transposed into the table eight rows at a time."""
+
+    params = (["90x32768", "600x12809"], [1, 2])
+    param_names = ["shape", "n_jobs"]
+    timeout = 300
+
+    def setup(self, shape, n_jobs):
+        import numpy as np
+
+        from mondrian import MondrianFeatures
+
+        n, n_trees = (int(v) for v in shape.split("x"))
+        X = np.random.default_rng(0).standard_normal((n, 8 if n > 90 else 4))
+        self.lam = 0.11
+        self.features = MondrianFeatures(n_trees=n_trees, lifetime=self.lam, random_state=0,
+                                         n_jobs=2).fit(X)
+        self.features.forest_.active_columns(self.lam)  # the numbering, kept by the forest
+
+    def time_labels(self, shape, n_jobs):
+        from mondrian.path.dual import cell_labels
+
+        cell_labels(self.features, self.lam, n_jobs=n_jobs)
