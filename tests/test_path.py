@@ -6,8 +6,10 @@ from scipy import integrate
 
 from mondrian import LifetimePosterior, MondrianFeatures
 from mondrian._validation import check_alphas
-from mondrian.path import (CGRidgePath, ExactRidgePath, SGDPath, check_exact_size,
-                           lifetime_grid, split_events)
+from mondrian._ext._path import dual_split
+from mondrian.path import (CGRidgePath, DualExactRidgePath, ExactRidgePath, SGDPath,
+                           check_exact_size, exact_ridge_path, lifetime_grid, split_events)
+from mondrian.path.learners import check_dual_size
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +218,81 @@ def test_posterior_invalid_arguments():
         LifetimePosterior([0.0, 1.0], [0.0, 1.0], 2.0, prior="log-uniform", lifetime_min=3.0)
 
 
+def test_dual_exact_path_records_equal_the_primal_ones(problem):
+    # The dual form follows K + αI (150 x 150) where the primal follows
+    # ΦᵀΦ + αI (C x C): the columns, the training error, the evidence (both
+    # prior variances and the profile) and the weights Φᵀc at every state
+    # equal the primal's to rounding (1e-13 measured; 1e-9 relative leaves
+    # room for the up- and downdates' error growth along 600+ events).
+    _, y, mf, ev = problem
+    alphas = [0.05, 1.0, 7.0]
+    primal, dual = ExactRidgePath(ev, y, alphas), DualExactRidgePath(ev, y, alphas)
+    rng = np.random.default_rng(5)
+    stops = np.concatenate([[0.0], np.sort(rng.choice(ev.times, size=5, replace=False)),
+                            [mf.lifetime_]])
+    for lam in stops:
+        assert primal.run(lam) == dual.run(lam)
+        assert dual.n_done == primal.n_done
+        np.testing.assert_array_equal(dual.n_columns, primal.n_columns)
+        np.testing.assert_array_equal(dual.lifetimes, primal.lifetimes)
+        for prior in (1.0, 2.5, "profile"):
+            np.testing.assert_allclose(dual.log_marginal_likelihood(prior),
+                                       primal.log_marginal_likelihood(prior), rtol=1e-9)
+        sse = primal.train_sse()
+        assert np.abs(dual.train_sse() - sse).max() <= 1e-9 * sse.max()
+        W = primal.node_weights()
+        # (at λ = 0 the one root weight of centred y is rounding, ~1e-14)
+        assert np.abs(dual.node_weights() - W).max() <= 1e-9 * np.abs(W).max() + 1e-12
+    assert dual.run(0.5) == 0  # a lifetime already passed: nothing to run
+
+
+def test_exact_ridge_path_takes_the_cheaper_form(problem):
+    _, y, mf, ev = problem
+    # 150 points, more columns at Λ = 4: the dual; held-out points: the primal.
+    assert ev.n_columns > y.shape[0]
+    assert isinstance(exact_ridge_path(ev, y, [0.1]), DualExactRidgePath)
+    mask = np.ones(y.shape[0], dtype=bool)
+    mask[::5] = False
+    assert isinstance(exact_ridge_path(ev, y, [0.1], train_mask=mask), ExactRidgePath)
+    assert isinstance(exact_ridge_path(ev, y, [0.1], train_mask=np.ones_like(mask)),
+                      DualExactRidgePath)
+    # Fewer columns than points (a shallow forest): the primal.
+    X = np.random.default_rng(0).random((150, 3))
+    shallow = split_events(MondrianFeatures(n_trees=6, lifetime=0.5, random_state=1).fit(X))
+    assert shallow.n_columns < 150
+    assert isinstance(exact_ridge_path(shallow, y, [0.1]), ExactRidgePath)
+
+
+def test_dual_split_is_the_factor_of_the_split_kernel():
+    # One event on a dense 9 x 9 G: the factor of G - (1/M)(1_l 1_rᵀ + 1_r 1_lᵀ),
+    # G⁻¹y and the log-determinant, against numpy.
+    rng = np.random.default_rng(2)
+    n, M = 9, 4
+    B = rng.standard_normal((n, n))
+    G = B @ B.T + 3.0 * np.eye(n)
+    L = np.asfortranarray(np.linalg.cholesky(G))
+    y = rng.standard_normal(n)
+    left, right = np.zeros(n), np.zeros(n)
+    left[[1, 4]], right[[2, 7, 8]] = 1.0, 1.0
+    d, p = (left - right) / np.sqrt(2 * M), (left + right) / np.sqrt(2 * M)
+    c, work = np.empty(n), np.empty(2 * n)
+    logdet, yc, cc = dual_split(L, d, p, y, c, work)
+    G2 = G - (np.outer(left, right) + np.outer(right, left)) / M
+    Lt = np.tril(L)
+    np.testing.assert_allclose(Lt @ Lt.T, G2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(c, np.linalg.solve(G2, y), rtol=1e-12)
+    assert logdet == pytest.approx(np.linalg.slogdet(G2)[1], rel=1e-12)
+    assert (yc, cc) == (pytest.approx(y @ c, rel=1e-14), pytest.approx(c @ c, rel=1e-14))
+    # A downdate past positive definiteness is refused, not square-rooted.
+    L = np.asfortranarray(np.eye(3))
+    with pytest.raises(FloatingPointError, match="positive definiteness"):
+        dual_split(L, np.zeros(3), np.array([0.0, 2.0, 0.0]), np.ones(3), np.empty(3),
+                   np.empty(6))
+    with pytest.raises(ValueError, match="work 2n"):
+        dual_split(np.asfortranarray(np.eye(3)), np.zeros(3), np.zeros(3), np.ones(3),
+                   np.empty(3), np.empty(5))
+
+
 def test_invalid_alphas_and_sizes(problem):
     _, y, _, ev = problem
     for bad in ([], [0.1, -1.0], [np.nan], [[0.1, 0.2]]):
@@ -227,11 +304,13 @@ def test_invalid_alphas_and_sizes(problem):
         ExactRidgePath(ev, y[:-1], [0.1])
     with pytest.raises(ValueError, match="O\\(C²\\) memory"):
         check_exact_size(100_000, 1)
+    with pytest.raises(ValueError, match="in the dual needs O\\(N²\\) memory"):
+        check_dual_size(20_000, 1)
     with pytest.raises(ValueError, match="train_mask"):
         CGRidgePath(ev, y, [0.1], train_mask=np.zeros(y.shape[0], bool))
 
 
-@pytest.mark.parametrize("kind", ["exact", "cg"])
+@pytest.mark.parametrize("kind", ["exact", "dual", "cg"])
 def test_extending_the_forest_continues_the_path(kind):
     rng = np.random.default_rng(4)
     X = rng.random((120, 2))
@@ -244,10 +323,12 @@ def test_extending_the_forest_continues_the_path(kind):
     def make(ev):
         if kind == "exact":
             return ExactRidgePath(ev, y, [0.1, 1.0])
+        if kind == "dual":
+            return DualExactRidgePath(ev, y, [0.1, 1.0])
         return CGRidgePath(ev, y, [0.1, 1.0], tol=1e-10)
 
     def advance(path, lam):
-        if kind == "exact":
+        if kind != "cg":
             path.run(lam)
             return path.node_weights()
         path.solve_at(lam)
@@ -260,7 +341,7 @@ def test_extending_the_forest_continues_the_path(kind):
     ev_big = split_events(mf)
     n_before = path.events.times.shape[0]
     path.extend(ev_big)
-    if kind == "exact":
+    if kind != "cg":
         assert path.n_done == n_before          # nothing re-run
     W = advance(path, 4.0)
     # Same forest grown straight to 4.0 from the same seed, path run from 0.
@@ -269,7 +350,7 @@ def test_extending_the_forest_continues_the_path(kind):
     cols = ev_big.columns_at(4.0)
     # Exact: equal to rounding; CG: both within ‖w - w*‖ ≤ tol·‖Φᵀy‖/α ≈ 1e-8.
     np.testing.assert_allclose(W[:, cols], W_ref[:, cols], rtol=1e-6, atol=1e-7)
-    if kind == "exact":
+    if kind != "cg":
         np.testing.assert_allclose(path.log_marginal_likelihood(),
                                    reference.log_marginal_likelihood(), rtol=1e-9)
     with pytest.raises(ValueError, match="extend"):

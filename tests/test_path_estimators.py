@@ -102,6 +102,37 @@ def test_evidence_selection_and_posterior(data):
     assert post.cdf(6.0)[0] == pytest.approx(1.0)
 
 
+def test_evidence_selection_in_the_dual_equals_the_primal(data, monkeypatch):
+    # 80 points and more columns: the exact path runs in the dual; forced
+    # into the primal form it must select the same (λ, α) from the same
+    # evidence, posterior and refit (the records agree to ~1e-13).
+    import mondrian.path.estimators as estimators
+    from mondrian.path import ExactRidgePath
+
+    X, y = data[0][:80], data[1][:80]
+    kw = dict(n_trees=10, max_lifetime=6.0, alphas=(0.01, 0.1), selection="evidence",
+              random_state=2)
+    dual = MondrianKernelRidgeCV(**kw).fit(X, y)
+    assert dual.path_["exact_form"] == "dual"
+    monkeypatch.setattr(estimators, "exact_ridge_path",
+                        lambda events, yc, alphas, train_mask=None, n_jobs=None:
+                        ExactRidgePath(events, yc, alphas, train_mask=train_mask,
+                                       n_jobs=n_jobs))
+    primal = MondrianKernelRidgeCV(**kw).fit(X, y)
+    assert primal.path_["exact_form"] == "primal"
+    assert (dual.lifetime_, dual.alpha_) == (primal.lifetime_, primal.alpha_)
+    np.testing.assert_array_equal(dual.path_["event_lifetimes"], primal.path_["event_lifetimes"])
+    np.testing.assert_allclose(dual.path_["event_log_marginal_likelihood"],
+                               primal.path_["event_log_marginal_likelihood"], rtol=1e-9)
+    np.testing.assert_allclose(dual.path_["log_marginal_likelihood"],
+                               primal.path_["log_marginal_likelihood"], rtol=1e-9)
+    np.testing.assert_allclose(dual.posterior_.mass, primal.posterior_.mass, rtol=1e-6,
+                               atol=1e-12)
+    np.testing.assert_allclose(dual.coef_, primal.coef_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(dual.predict(X, average=True), primal.predict(X, average=True),
+                               rtol=1e-8, atol=1e-10)
+
+
 def test_classifier_selects_width(data):
     X, _ = data
     y = (np.sin(6 * X[:, 0]) > np.cos(4 * X[:, 1])).astype(int)

@@ -65,8 +65,9 @@ cdef extern from "c/cholupdate.h" nogil:
     void mt_chol_forward(const double *L, size_t ld, size_t n, double *b)
     void mt_chol_backward(const double *L, size_t ld, size_t n, double *b)
     double mt_chol_logdet(const double *L, size_t ld, size_t n)
+    int mt_chol_rank1(double *L, size_t ld, size_t n, double *x, int down)
 
-__all__ = ["CholeskyPath", "CGPath", "SGDPath", "pair_l1"]
+__all__ = ["CholeskyPath", "CGPath", "SGDPath", "pair_l1", "dual_split"]
 
 
 def pair_l1(const double[:, ::1] X not None):
@@ -84,6 +85,46 @@ def pair_l1(const double[:, ::1] X not None):
         status = mt_pair_l1(&X[0, 0], n, d, &o[0])
     check_status(status, "pair_l1")
     return out
+
+def dual_split(double[::1, :] L not None, const double[::1] d not None,
+               const double[::1] p not None, const double[::1] y not None,
+               double[::1] c not None, double[::1] work not None):
+    """One split event of the exact path in the dual, for one alpha.
+
+    ``L`` (n x n, Fortran order, lower triangle read) is the Cholesky factor
+    of G = K + αI over the n training points.  A cell of one of the M
+    trees that splits into children l and r separates their pairs:
+    K changes by -(1/M)(1_l 1_rᵀ + 1_r 1_lᵀ) = ddᵀ - ppᵀ with
+    d = (1_l - 1_r)/√(2M) and p = (1_l + 1_r)/√(2M) (the caller's vectors).
+    ``L`` becomes the factor of G + ddᵀ - ppᵀ by a rank-1 update and a
+    rank-1 downdate (``c/cholupdate.h``), and ``c`` = G⁻¹y (two triangular
+    solves), all in O(n²).  ``work`` holds 2n doubles.  Returns
+    (log det G, yᵀc, cᵀc)."""
+    cdef size_t n = L.shape[0], i
+    cdef int status = MT_OK
+    cdef double yc = 0.0, cc = 0.0, logdet = 0.0
+    if <size_t>L.shape[1] != n or <size_t>d.shape[0] != n or <size_t>p.shape[0] != n or \
+            <size_t>y.shape[0] != n or <size_t>c.shape[0] != n or <size_t>work.shape[0] < 2 * n:
+        raise ValueError("dual_split: L must be n x n, d, p, y and c of length n, work 2n")
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    with nogil:
+        memcpy(&work[0], &d[0], n * sizeof(double))
+        memcpy(&work[n], &p[0], n * sizeof(double))
+        status = mt_chol_rank1(&L[0, 0], n, n, &work[0], 0)
+        if status == MT_OK:
+            status = mt_chol_rank1(&L[0, 0], n, n, &work[n], 1)
+        if status == MT_OK:
+            memcpy(&c[0], &y[0], n * sizeof(double))
+            mt_chol_forward(&L[0, 0], n, n, &c[0])
+            mt_chol_backward(&L[0, 0], n, n, &c[0])
+            for i in range(n):
+                yc += y[i] * c[i]
+                cc += c[i] * c[i]
+            logdet = mt_chol_logdet(&L[0, 0], n, n)
+    _raise(status, "dual_split")
+    return logdet, yc, cc
+
 
 # Most rows in one block of the CGPath's Φx gather (c/cgblock.h); up to
 # ROW_MAJOR_BYTES of packed x (it stays in cache) the gather runs row by row.

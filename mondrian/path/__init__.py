@@ -6,8 +6,8 @@ event replaces the feature of the cell that splits by the features of its two
 children (Sec. 4.1).  Learners follow the events warm-started.
 
 * :mod:`~mondrian.path.events` -- the split events and lifetime grids;
-* :mod:`~mondrian.path.learners` -- exact (Cholesky) and scalable (CG) ridge
-  paths and the SGD path;
+* :mod:`~mondrian.path.learners` -- exact (Cholesky, in the primal or the
+  dual) and scalable (CG) ridge paths and the SGD path;
 * :mod:`~mondrian.path.classify` -- converged logistic / squared-hinge
   classifiers along the path (truncated Newton), and the classifier's
   leave-one-out width pilot;
@@ -18,13 +18,15 @@ children (Sec. 4.1).  Learners follow the events warm-started.
 from .classify import DualClassScorer, NewtonClassifierPath
 from .estimators import MondrianKernelClassifierCV, MondrianKernelRidgeCV
 from .events import SplitEvents, lifetime_grid, split_events
-from .learners import (EXACT_MAX_BYTES, EXACT_MAX_COLUMNS, CGRidgePath, ExactRidgePath,
-                       SGDPath, check_exact_size, exact_path_memory)
+from .learners import (EXACT_MAX_BYTES, EXACT_MAX_COLUMNS, CGRidgePath, DualExactRidgePath,
+                       ExactRidgePath, SGDPath, check_exact_size, exact_path_memory,
+                       exact_ridge_path)
 from .posterior import LifetimePosterior
 
 __all__ = [
     "SplitEvents", "split_events", "lifetime_grid",
-    "ExactRidgePath", "CGRidgePath", "SGDPath", "check_exact_size", "exact_path_memory",
+    "ExactRidgePath", "DualExactRidgePath", "exact_ridge_path", "CGRidgePath", "SGDPath",
+    "check_exact_size", "exact_path_memory",
     "NewtonClassifierPath", "DualClassScorer",
     "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES",
     "LifetimePosterior",

@@ -3,7 +3,10 @@
 * :class:`ExactRidgePath` -- exact ridge regression by O(C²) Cholesky
   up/down-dates of A = ΦᵀΦ + αI (Sec. 4.2.1), with the training error and
   the exact log marginal likelihood L(λ) at *every* event, for several
-  alphas (one factor per alpha);
+  alphas (one factor per alpha); :class:`DualExactRidgePath` records the
+  same quantities from the N x N factor of K + αI in O(N²) per event, the
+  cheaper form when the training points are fewer than the columns
+  (:func:`exact_ridge_path` chooses);
 * :class:`CGRidgePath` -- the scalable learner: weights warm-started across
   events (parent weight copied to both children) and solved by
   Jacobi-preconditioned conjugate gradients at a grid of lifetimes, memory
@@ -27,8 +30,9 @@ from .._validation import (check_alphas, check_int, check_positive_float, check_
 from ..features.mondrian import MondrianFeatures
 from .events import SplitEvents, _EventsRecord, _remapper, split_events
 
-__all__ = ["ExactRidgePath", "CGRidgePath", "SGDPath", "check_sgd_step", "exact_path_memory",
-           "check_exact_size", "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES"]
+__all__ = ["ExactRidgePath", "DualExactRidgePath", "exact_ridge_path", "CGRidgePath", "SGDPath",
+           "check_sgd_step", "exact_path_memory", "check_exact_size", "check_dual_size",
+           "check_exact_path_size", "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES"]
 
 #: Largest number of columns (cells at Λ) the exact path accepts: its time is
 #: O(C³) over the path (about 5·C²/2 flops per event per alpha), 5000 columns
@@ -65,11 +69,65 @@ def exact_path_memory(n_columns: int, n_alphas: int) -> int:
     return int(n_alphas) * (int(n_columns) + 1) ** 2 * 8
 
 
-
 # --------------------------------------------------------------------------
 # Exact ridge path
 # --------------------------------------------------------------------------
-class ExactRidgePath:
+class _ExactRecords:
+    """The quantities of the exact path derived from its records per state
+    (after each event) and alpha: the columns C, ‖z‖² = yᵀΦA⁻¹Φᵀy,
+    ‖ŵ‖² and log det A (``_records()``), with ``events``, ``alphas``,
+    ``yty`` = yᵀy and ``n_points`` (training points) set by the learner."""
+
+    def _records(self):
+        raise NotImplementedError
+
+    @property
+    def n_done(self) -> int:
+        """Number of events processed so far."""
+        raise NotImplementedError
+
+    @property
+    def lifetimes(self) -> np.ndarray:
+        """Start of each state processed: 0, then the event times."""
+        return np.concatenate(([0.0], self.events.times[: self.n_done]))
+
+    @property
+    def n_columns(self) -> np.ndarray:
+        return self._records()[0].copy()
+
+    def train_sse(self) -> np.ndarray:
+        """‖y - Φŵ‖² per state and alpha, shape (n_states, n_alphas)."""
+        _, zz, ww, _ = self._records()
+        return np.maximum(self.yty - zz - self.alphas[None, :] * ww, 0.0)
+
+    def log_marginal_likelihood(self, prior_variance: float | str = 1.0) -> np.ndarray:
+        """Exact log evidence per state and alpha, shape (n_states, n_alphas).
+
+        Parameters
+        ----------
+        prior_variance : float or 'profile', default=1.0
+            Prior variance s² of the weights; the noise variance is α·s².
+            1.0 is the paper's parametrisation (noise variance α, Sec.
+            4.2.1).  'profile' maximises over s² in closed form per state:
+            s² = (yᵀy - ‖z‖²)/(αN), giving the scale-free evidence.
+        """
+        cols, zz, _, logdet = self._records()
+        n = self.n_points
+        alphas = self.alphas[None, :]
+        quad = np.maximum(self.yty - zz, 1e-300) / alphas
+        c = cols[:, None].astype(np.float64)
+        base = -0.5 * logdet - 0.5 * (n - c) * np.log(alphas) - 0.5 * n * np.log(2 * np.pi)
+        if isinstance(prior_variance, str):
+            if prior_variance != "profile":
+                raise ValueError("prior_variance must be a positive float or 'profile', "
+                                 f"got {prior_variance!r}")
+            s2 = quad / n
+            return base - 0.5 * n - 0.5 * n * np.log(s2)
+        s2 = check_positive_float(prior_variance, "prior_variance")
+        return base - quad / (2 * s2) - 0.5 * n * np.log(s2)
+
+
+class ExactRidgePath(_ExactRecords):
     """Exact ridge regression at every event, by Cholesky up/down-dates.
 
     With A = ΦᵀΦ + αI (the paper's δ² = α), deleting the column of a split
@@ -173,45 +231,177 @@ class ExactRidgePath:
         return (np.asarray(s.rec_columns)[:k], np.asarray(s.rec_zz)[:k],
                 np.asarray(s.rec_ww)[:k], np.asarray(s.rec_logdet)[:k])
 
-    @property
-    def lifetimes(self) -> np.ndarray:
-        """Start of each state processed: 0, then the event times."""
-        return np.concatenate(([0.0], self.events.times[: self.n_done]))
+
+class DualExactRidgePath(_ExactRecords):
+    """The exact path in the dual: the records of :class:`ExactRidgePath`
+    from the N x N factor of G = K + αI over the N training points.
+
+    Every point shares the root in every tree, so K = 11ᵀ at λ = 0.  A cell
+    of one of the M trees that splits into children l and r separates their
+    pairs: K changes by -(1/M)(1_l 1_rᵀ + 1_r 1_lᵀ) = ddᵀ - ppᵀ with
+    d = (1_l - 1_r)/√(2M), p = (1_l + 1_r)/√(2M) -- a rank-1 update and a
+    rank-1 downdate of chol(G), then c = G⁻¹y by two triangular solves:
+    O(N²) per event and alpha (``_path.dual_split``) where the primal form
+    costs O(C²), C the columns.  With ΦA⁻¹Φᵀ = I - αG⁻¹ (push-through),
+    Φᵀc = ŵ and the matrix determinant lemma, the primal records are
+
+        ‖z‖² = yᵀy - α yᵀc,   ‖ŵ‖² = yᵀc - α cᵀc,
+        log det A = log det G + (C - N) log α,
+
+    (a child without training points leaves G as it is and adds an empty
+    column: log det A grows by log α), so :meth:`log_marginal_likelihood`
+    and :meth:`train_sse` are those of the primal path, up to rounding.
+
+    Every point the trees were grown on enters the fit (no held-out points:
+    they would need the kernel between them and the training points at
+    every state); :func:`exact_ridge_path` takes the primal form then.
+    Memory n_alphas·N²·8 bytes: refused above :data:`EXACT_MAX_COLUMNS`
+    points or :data:`EXACT_MAX_BYTES` bytes.
+
+    Parameters
+    ----------
+    events : SplitEvents
+    y : ndarray of shape (N,)
+        Targets of the points the trees were grown on, in fit order
+        (centred; the model has no intercept).
+    alphas : sequence of float
+    """
+
+    def __init__(self, events: SplitEvents, y, alphas):
+        self.events = events
+        self.alphas = check_alphas(alphas)
+        y, _, _, _ = events.learner_inputs(y)
+        check_target_scale(y)
+        n = y.shape[0]
+        check_dual_size(n, self.alphas.shape[0])
+        self.y = y
+        self.yty = float(y @ y)
+        self.n_points = n
+        self._cursor = 0
+        self._slices = None
+        # State 0: G = 11ᵀ + αI for every alpha, and its records.
+        self._L = np.empty((self.alphas.shape[0], n, n), order="C")
+        self._c = np.empty((self.alphas.shape[0], n))
+        self._work = np.empty(2 * n)
+        self._d, self._p = np.zeros(n), np.zeros(n)
+        self._rec = np.empty((events.times.shape[0] + 1, 3, self.alphas.shape[0]))
+        for a, alpha in enumerate(self.alphas):
+            G = np.ones((n, n)) + alpha * np.eye(n)
+            # Fortran order: the factor's columns contiguous (c/cholupdate.h)
+            self._L[a] = np.linalg.cholesky(G).T
+            self._c[a] = np.linalg.solve(G, y)
+            logdet = 2.0 * float(np.sum(np.log(np.diag(self._L[a]))))
+            yc, cc = float(y @ self._c[a]), float(self._c[a] @ self._c[a])
+            self._rec[0, :, a] = (logdet, yc, cc)
 
     @property
-    def n_columns(self) -> np.ndarray:
-        return self._records()[0].copy()
+    def n_done(self) -> int:
+        """Number of events processed so far."""
+        return self._cursor
 
-    def train_sse(self) -> np.ndarray:
-        """‖y - Φŵ‖² per state and alpha, shape (n_states, n_alphas)."""
-        _, zz, ww, _ = self._records()
-        return np.maximum(self.yty - zz - self.alphas[None, :] * ww, 0.0)
+    def _factor(self, a: int) -> np.ndarray:
+        """The factor of alpha a as the Fortran-ordered n x n lower triangle
+        (a view of the C-ordered transpose kept in ``_L``)."""
+        return self._L[a].T
 
-    def log_marginal_likelihood(self, prior_variance: float | str = 1.0) -> np.ndarray:
-        """Exact log evidence per state and alpha, shape (n_states, n_alphas).
+    def run(self, lifetime: float) -> int:
+        """Process the events with split time <= ``lifetime``; returns how many."""
+        ev = self.events
+        stop = int(np.searchsorted(ev.times, float(lifetime), side="right"))
+        if self._slices is None:
+            tstart, tend, perm = ev.train_slices(np.ones(self.n_points, dtype=bool))
+            self._slices = (tstart, tend, perm)
+        tstart, tend, perm = self._slices
+        s = 1.0 / np.sqrt(2.0 * ev.n_trees)
+        d, p = self._d, self._p
+        done = 0
+        for e in range(self._cursor, stop):
+            m, l, r = int(ev.tree[e]), int(ev.left[e]), int(ev.right[e])
+            left, right = perm[m, tstart[l]:tend[l]], perm[m, tstart[r]:tend[r]]
+            rec = self._rec[e + 1]
+            if left.size and right.size:
+                d[left], d[right] = s, -s
+                p[left], p[right] = s, s
+                for a in range(self.alphas.shape[0]):
+                    rec[:, a] = _path.dual_split(self._factor(a), d, p, self.y, self._c[a],
+                                                 self._work)
+                d[left] = d[right] = p[left] = p[right] = 0.0
+            else:
+                rec[:] = self._rec[e]  # G unchanged: one empty column more
+            done += 1
+        self._cursor = max(self._cursor, stop)
+        return done
 
-        Parameters
-        ----------
-        prior_variance : float or 'profile', default=1.0
-            Prior variance s² of the weights; the noise variance is α·s².
-            1.0 is the paper's parametrisation (noise variance α, Sec.
-            4.2.1).  'profile' maximises over s² in closed form per state:
-            s² = (yᵀy - ‖z‖²)/(αN), giving the scale-free evidence.
-        """
-        cols, zz, _, logdet = self._records()
-        n = self.n_points
+    def _records(self):
+        k = self._cursor + 1
+        rec = self._rec[:k]
+        logdet_g, yc, cc = rec[:, 0], rec[:, 1], rec[:, 2]
+        cols = self.events.n_trees + np.arange(k, dtype=np.int64)
         alphas = self.alphas[None, :]
-        quad = np.maximum(self.yty - zz, 1e-300) / alphas
-        c = cols[:, None].astype(np.float64)
-        base = -0.5 * logdet - 0.5 * (n - c) * np.log(alphas) - 0.5 * n * np.log(2 * np.pi)
-        if isinstance(prior_variance, str):
-            if prior_variance != "profile":
-                raise ValueError("prior_variance must be a positive float or 'profile', "
-                                 f"got {prior_variance!r}")
-            s2 = quad / n
-            return base - 0.5 * n - 0.5 * n * np.log(s2)
-        s2 = check_positive_float(prior_variance, "prior_variance")
-        return base - quad / (2 * s2) - 0.5 * n * np.log(s2)
+        logdet = logdet_g + (cols[:, None] - self.n_points) * np.log(alphas)
+        return cols, self.yty - alphas * yc, yc - alphas * cc, logdet
+
+    def node_weights(self) -> np.ndarray:
+        """Current weights ŵ = Φᵀc in node space, shape (n_alphas, n_nodes):
+        on the active cells, the sum of c over their points / √M."""
+        ev, k = self.events, self._cursor
+        active = np.zeros(ev.n_nodes, dtype=bool)
+        active[ev.roots] = True
+        active[ev.left[:k]] = True
+        active[ev.right[:k]] = True
+        active[ev.nodes[:k]] = False
+        out = np.zeros((self.alphas.shape[0], ev.n_nodes))
+        for a in range(self.alphas.shape[0]):
+            out[a, active] = ev.node_sums(self._c[a])[active] / np.sqrt(ev.n_trees)
+        return out
+
+    def extend(self, events: SplitEvents) -> "DualExactRidgePath":
+        """Continue on the events of the same forest extended to a larger
+        lifetime (``MondrianFeatures.extend``, memorylessness): the factors
+        and records so far are kept (they depend on the points' cells, not
+        on node ids), only the new events remain to run."""
+        old = self.events.times.shape[0]
+        if (events.n_points != self.n_points or events.times.shape[0] < old
+                or not np.array_equal(events.times[:old], self.events.times)):
+            raise ValueError("extend needs the events of the same forest, extended")
+        rec = np.empty((events.times.shape[0] + 1,) + self._rec.shape[1:])
+        rec[: old + 1] = self._rec[: old + 1]
+        self._rec, self.events, self._slices = rec, events, None
+        return self
+
+
+def check_dual_size(n_points: int, n_alphas: int) -> None:
+    """Raise ``ValueError`` if the exact path's dual form is too big."""
+    need = int(n_alphas) * int(n_points) ** 2 * 8
+    if n_points > EXACT_MAX_COLUMNS or need > EXACT_MAX_BYTES:
+        raise ValueError(
+            f"the exact path in the dual needs O(N²) memory and O(N²) time per split: "
+            f"N={n_points} training points and {n_alphas} alpha(s) need "
+            f"{need / 2**20:.0f} MiB (limits: {EXACT_MAX_COLUMNS} points, "
+            f"{EXACT_MAX_BYTES / 2**20:.0f} MiB); use solver='cg' (the scalable path)")
+
+
+def exact_ridge_path(events: SplitEvents, y, alphas, *, train_mask=None,
+                     n_jobs: int | None = None) -> ExactRidgePath | DualExactRidgePath:
+    """The exact path in its cheaper form: :class:`DualExactRidgePath`
+    (O(N²) per event) when every point is a training point and they are
+    fewer than the columns at the terminal lifetime, else
+    :class:`ExactRidgePath` (O(C²) per event).  The records, hence the
+    evidence and the training error at every state, are the same."""
+    n = events.n_points
+    every = train_mask is None or bool(np.all(np.asarray(train_mask, dtype=bool)))
+    if every and n < events.n_columns:
+        return DualExactRidgePath(events, y, alphas)
+    return ExactRidgePath(events, y, alphas, train_mask=train_mask, n_jobs=n_jobs)
+
+
+def check_exact_path_size(n_columns: int, n_points: int, n_alphas: int,
+                          held_out: bool) -> None:
+    """The size check of the form :func:`exact_ridge_path` takes."""
+    if not held_out and n_points < n_columns:
+        check_dual_size(n_points, n_alphas)
+    else:
+        check_exact_size(n_columns, n_alphas)
 
 
 def check_exact_size(n_columns: int, n_alphas: int) -> None:

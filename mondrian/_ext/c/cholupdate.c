@@ -42,6 +42,40 @@ int mt_chol_delete(double *L, size_t ld, size_t n, size_t c, double *work)
     return MT_OK;
 }
 
+int mt_chol_rank1(double *L, size_t ld, size_t n, double *x, int down)
+{
+    const double sign = down ? -1.0 : 1.0;
+    size_t k = 0;
+    if (ld < n) {
+        return MT_ERR_ARG;
+    }
+    while (k < n && x[k] == 0.0) {
+        ++k;
+    }
+    for (; k < n; ++k) {
+        double *col = L + k * ld; /* column k: rows k.. */
+        const double lkk = col[k], xk = x[k];
+        if (xk == 0.0) {
+            continue; /* the identity rotation */
+        }
+        const double piv = lkk * lkk + sign * xk * xk;
+        if (!(lkk > 0.0) || !(piv > 1e-14 * lkk * lkk)) {
+            return MT_ERR_STATE;
+        }
+        /* the rotation (c, s) = (r, x_k) / L[k, k], its 1/c a product */
+        const double r = sqrt(piv), cs = r / lkk, sn = xk / lkk, inv = lkk / r;
+        const double ssn = sign * sn;
+        double *restrict li = col, *restrict xi = x;
+        col[k] = r;
+        for (size_t i = k + 1; i < n; ++i) {
+            const double v = (li[i] + ssn * xi[i]) * inv;
+            xi[i] = cs * xi[i] - sn * v;
+            li[i] = v;
+        }
+    }
+    return MT_OK;
+}
+
 void mt_chol_forward(const double *L, size_t ld, size_t n, double *b)
 {
     for (size_t j = 0; j < n; ++j) {

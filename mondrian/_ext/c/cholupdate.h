@@ -34,6 +34,17 @@ int mt_chol_delete(double *L, size_t ld, size_t n, size_t c, double *work);
 int mt_chol_append(double *L, size_t ld, size_t n, const double *a, double d,
                    double *work);
 
+/*
+ * Rank-1 modification in place: L becomes the factor of L L' + x x' (down
+ * = 0) or of L L' - x x' (down = 1).  x (n doubles) is overwritten.  The
+ * rows before x's first nonzero entry do not change and are skipped.
+ * O(n^2) (a rotation per column, Golub & Van Loan 6.5.4).  Returns
+ * MT_ERR_STATE if a downdate would leave the matrix not numerically
+ * positive definite (a pivot L[k, k]^2 - x[k]^2 <= 1e-14 L[k, k]^2); the
+ * factor is then partly modified.
+ */
+int mt_chol_rank1(double *L, size_t ld, size_t n, double *x, int down);
+
 /* Solve L x = b in place (b: n doubles). */
 void mt_chol_forward(const double *L, size_t ld, size_t n, double *b);
 
