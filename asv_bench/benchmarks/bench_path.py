@@ -40,6 +40,41 @@ class ExactPathCPU:
         ExactRidgePath(self.events, self.y, self.alphas).run(1e-6)
 
 
+class ExactPathFewPoints:
+    """The exact path where the cells outnumber the points: 40 and 200
+    synthetic points in 4 dimensions (y = sin x0 + x1 x2 + 0.1 noise), 300
+    trees to 0.25 (2000-3400 cells), the six alphas of
+    ``selection='evidence'``, every event, in the primal form (C x C factor,
+    O(C²) per event) and in the dual (N x N, ``DualExactRidgePath``, O(N²)).
+    The same evidence either way; the primal on 200 points is left out (two
+    minutes a run)."""
+
+    params = ([40, 200], ["primal", "dual"])
+    param_names = ["n_points", "form"]
+    timeout = 600
+
+    def setup(self, n_points, form):
+        import numpy as np
+
+        if form == "primal" and n_points > 40:
+            raise NotImplementedError("two minutes a run")
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((n_points, 4))
+        y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n_points)
+        self.y = y - y.mean()
+        self.events = split_events(MondrianFeatures(n_trees=300, lifetime=0.25,
+                                                    random_state=0).fit(X))
+        self.alphas = np.geomspace(1e-4, 10.0, 6)
+
+    def time_exact_path(self, n_points, form):
+        from mondrian.path import DualExactRidgePath
+
+        cls = DualExactRidgePath if form == "dual" else ExactRidgePath
+        path = cls(self.events, self.y, self.alphas)
+        path.run(0.25)
+        path.log_marginal_likelihood()
+
+
 class CGPathCPU:
     """Warm-started CG ridge at a grid of lifetimes, M = 350."""
 
