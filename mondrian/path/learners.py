@@ -248,9 +248,8 @@ class DualExactRidgePath(_ExactRecords):
         ‖z‖² = yᵀy - α yᵀc,   ‖ŵ‖² = yᵀc - α cᵀc,
         log det A = log det G + (C - N) log α,
 
-    (a child without training points leaves G as it is and adds an empty
-    column: log det A grows by log α), so :meth:`log_marginal_likelihood`
-    and :meth:`train_sse` are those of the primal path, up to rounding.
+    so :meth:`log_marginal_likelihood` and :meth:`train_sse` are those of
+    the primal path, up to rounding.
 
     Every point the trees were grown on enters the fit (no held-out points:
     they would need the kernel between them and the training points at
@@ -318,16 +317,13 @@ class DualExactRidgePath(_ExactRecords):
         for e in range(self._cursor, stop):
             m, l, r = int(ev.tree[e]), int(ev.left[e]), int(ev.right[e])
             left, right = perm[m, tstart[l]:tend[l]], perm[m, tstart[r]:tend[r]]
-            rec = self._rec[e + 1]
-            if left.size and right.size:
-                d[left], d[right] = s, -s
-                p[left], p[right] = s, s
-                for a in range(self.alphas.shape[0]):
-                    rec[:, a] = _path.dual_split(self._factor(a), d, p, self.y, self._c[a],
-                                                 self._work)
-                d[left] = d[right] = p[left] = p[right] = 0.0
-            else:
-                rec[:] = self._rec[e]  # G unchanged: one empty column more
+            # (both children hold points: a Mondrian cut separates the cell's)
+            d[left], d[right] = s, -s
+            p[left], p[right] = s, s
+            for a in range(self.alphas.shape[0]):
+                self._rec[e + 1, :, a] = _path.dual_split(self._factor(a), d, p, self.y,
+                                                          self._c[a], self._work)
+            d[left] = d[right] = p[left] = p[right] = 0.0
             done += 1
         self._cursor = max(self._cursor, stop)
         return done
