@@ -246,6 +246,20 @@ def test_dual_exact_path_records_equal_the_primal_ones(problem):
     assert dual.run(0.5) == 0  # a lifetime already passed: nothing to run
 
 
+def test_dual_exact_path_does_not_depend_on_the_thread_count(problem):
+    # Each alpha's factor follows the events in order on one thread: the
+    # records are the same bits on one thread or two.
+    _, y, mf, ev = problem
+    one = DualExactRidgePath(ev, y, [0.05, 1.0, 7.0], n_jobs=1)
+    two = DualExactRidgePath(ev, y, [0.05, 1.0, 7.0], n_jobs=2)
+    for lam in (0.5, mf.lifetime_):
+        one.run(lam)
+        two.run(lam)
+        np.testing.assert_array_equal(one.log_marginal_likelihood(),
+                                      two.log_marginal_likelihood())
+        np.testing.assert_array_equal(one.node_weights(), two.node_weights())
+
+
 def test_exact_ridge_path_takes_the_cheaper_form(problem):
     _, y, mf, ev = problem
     # 150 points, more columns at Λ = 4: the dual; held-out points: the primal.

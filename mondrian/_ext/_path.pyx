@@ -34,11 +34,12 @@ safety only.
 from cython.parallel cimport prange, threadid
 from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from ._c cimport MT_OK, MT_ERR_STATE, mt_index, mt_forest, mt_threads_release
+from ._c cimport MT_OK, MT_ERR_NOMEM, MT_ERR_STATE, mt_index, mt_forest, mt_threads_release
 from ._forest cimport Forest
 from ._status cimport check_status, check_threads
 
@@ -67,7 +68,7 @@ cdef extern from "c/cholupdate.h" nogil:
     double mt_chol_logdet(const double *L, size_t ld, size_t n)
     int mt_chol_rank1(double *L, size_t ld, size_t n, double *x, int down)
 
-__all__ = ["CholeskyPath", "CGPath", "SGDPath", "pair_l1", "dual_split"]
+__all__ = ["CholeskyPath", "CGPath", "SGDPath", "pair_l1", "dual_split", "dual_events"]
 
 
 def pair_l1(const double[:, ::1] X not None):
@@ -86,6 +87,32 @@ def pair_l1(const double[:, ::1] X not None):
     check_status(status, "pair_l1")
     return out
 
+cdef int _dual_step(double *L, size_t n, const double *d, const double *p, const double *y,
+                    double *c, double *work, double *out) noexcept nogil:
+    """The event of :func:`dual_split` on raw arrays; out = (log det G, yᵀc,
+    cᵀc).  Returns the status of the up- and downdate."""
+    cdef size_t i
+    cdef int status
+    cdef double yc = 0.0, cc = 0.0
+    memcpy(work, d, n * sizeof(double))
+    memcpy(work + n, p, n * sizeof(double))
+    status = mt_chol_rank1(L, n, n, work, 0)
+    if status == MT_OK:
+        status = mt_chol_rank1(L, n, n, work + n, 1)
+    if status != MT_OK:
+        return status
+    memcpy(c, y, n * sizeof(double))
+    mt_chol_forward(L, n, n, c)
+    mt_chol_backward(L, n, n, c)
+    for i in range(n):
+        yc += y[i] * c[i]
+        cc += c[i] * c[i]
+    out[0] = mt_chol_logdet(L, n, n)
+    out[1] = yc
+    out[2] = cc
+    return MT_OK
+
+
 def dual_split(double[::1, :] L not None, const double[::1] d not None,
                const double[::1] p not None, const double[::1] y not None,
                double[::1] c not None, double[::1] work not None):
@@ -100,30 +127,95 @@ def dual_split(double[::1, :] L not None, const double[::1] d not None,
     rank-1 downdate (``c/cholupdate.h``), and ``c`` = G⁻¹y (two triangular
     solves), all in O(n²).  ``work`` holds 2n doubles.  Returns
     (log det G, yᵀc, cᵀc)."""
-    cdef size_t n = L.shape[0], i
+    cdef size_t n = L.shape[0]
     cdef int status = MT_OK
-    cdef double yc = 0.0, cc = 0.0, logdet = 0.0
+    cdef double out[3]
     if <size_t>L.shape[1] != n or <size_t>d.shape[0] != n or <size_t>p.shape[0] != n or \
             <size_t>y.shape[0] != n or <size_t>c.shape[0] != n or <size_t>work.shape[0] < 2 * n:
         raise ValueError("dual_split: L must be n x n, d, p, y and c of length n, work 2n")
     if n == 0:
         return 0.0, 0.0, 0.0
     with nogil:
-        memcpy(&work[0], &d[0], n * sizeof(double))
-        memcpy(&work[n], &p[0], n * sizeof(double))
-        status = mt_chol_rank1(&L[0, 0], n, n, &work[0], 0)
-        if status == MT_OK:
-            status = mt_chol_rank1(&L[0, 0], n, n, &work[n], 1)
-        if status == MT_OK:
-            memcpy(&c[0], &y[0], n * sizeof(double))
-            mt_chol_forward(&L[0, 0], n, n, &c[0])
-            mt_chol_backward(&L[0, 0], n, n, &c[0])
-            for i in range(n):
-                yc += y[i] * c[i]
-                cc += c[i] * c[i]
-            logdet = mt_chol_logdet(&L[0, 0], n, n)
+        status = _dual_step(&L[0, 0], n, &d[0], &p[0], &y[0], &c[0], &work[0], out)
     _raise(status, "dual_split")
-    return logdet, yc, cc
+    return out[0], out[1], out[2]
+
+
+def dual_events(double[:, :, ::1] L not None, double[:, ::1] c not None,
+                const double[::1] y not None, const int64_t[::1] tree not None,
+                const int64_t[::1] left not None, const int64_t[::1] right not None,
+                const int64_t[::1] tstart not None, const int64_t[::1] tend not None,
+                const int32_t[:, ::1] perm not None, Py_ssize_t e0, Py_ssize_t e1,
+                double scale, double[:, :, ::1] rec not None, int n_threads=1):
+    """Events e0 .. e1 - 1 of the exact path in the dual, every alpha.
+
+    ``L[a]`` holds alpha a's factor transposed (C order: the Fortran-ordered
+    lower factor of :func:`dual_split`), ``c[a]`` its G⁻¹y; event e splits a
+    cell of tree ``tree[e]`` into ``left[e]`` and ``right[e]``, whose points
+    are ``perm[tree, tstart:tend]`` (every point a training point), and
+    d, p are their indicators times ``scale`` = 1/√(2M) (:func:`dual_split`).
+    ``rec[e + 1, :, a]`` gets (log det G, yᵀc, cᵀc) after event e.  The
+    alphas run on up to ``n_threads`` threads (each its own factor, events
+    in order): the records do not depend on the thread count."""
+    cdef Py_ssize_t n_alpha = L.shape[0], a, e, k
+    cdef size_t n = L.shape[1]
+    cdef int64_t m, l, r
+    cdef double *buf
+    cdef int st
+    if (<size_t>L.shape[2] != n or c.shape[0] != n_alpha or <size_t>c.shape[1] != n
+            or <size_t>y.shape[0] != n or <size_t>perm.shape[1] < n
+            or rec.shape[1] != 3 or rec.shape[2] != n_alpha
+            or e0 < 0 or e1 > tree.shape[0] or e1 + 1 > rec.shape[0]
+            or left.shape[0] < e1 or right.shape[0] < e1
+            or tstart.shape[0] != tend.shape[0]):
+        raise ValueError("dual_events: inconsistent shapes")
+    if n == 0 or e1 <= e0 or n_alpha == 0:
+        return
+    if perm.shape[0] * perm.shape[1] > 0:
+        values = np.asarray(perm)
+        if values.min() < 0 or values.max() >= <int64_t>n:
+            raise ValueError("dual_events: perm holds a point outside 0 .. n - 1")
+    status = np.zeros(n_alpha, dtype=np.intc)
+    cdef int[::1] sv = status
+    cdef int nt = check_threads(n_threads)
+    for e in range(e0, e1):
+        m, l, r = tree[e], left[e], right[e]
+        if (m < 0 or m >= perm.shape[0] or l < 0 or r < 0 or l >= tstart.shape[0]
+                or r >= tstart.shape[0] or tstart[l] < 0 or tend[l] > <int64_t>n
+                or tstart[r] < 0 or tend[r] > <int64_t>n):
+            raise ValueError(f"dual_events: event {e} is outside the forest")
+    for a in prange(n_alpha, num_threads=min(nt, n_alpha), schedule="static", nogil=True):
+        # d, p, the step's work (2n) and its three results: one block a thread
+        buf = <double *>calloc(4 * n + 3, sizeof(double))
+        if buf == NULL:
+            sv[a] = MT_ERR_NOMEM
+            continue
+        st = MT_OK
+        for e in range(e0, e1):
+            m, l, r = tree[e], left[e], right[e]
+            for k in range(tstart[l], tend[l]):
+                buf[perm[m, k]] = scale
+                buf[n + perm[m, k]] = scale
+            for k in range(tstart[r], tend[r]):
+                buf[perm[m, k]] = -scale
+                buf[n + perm[m, k]] = scale
+            st = _dual_step(&L[a, 0, 0], n, buf, buf + n, &y[0], &c[a, 0], buf + 2 * n,
+                            buf + 4 * n)
+            for k in range(tstart[l], tend[l]):
+                buf[perm[m, k]] = 0.0
+                buf[n + perm[m, k]] = 0.0
+            for k in range(tstart[r], tend[r]):
+                buf[perm[m, k]] = 0.0
+                buf[n + perm[m, k]] = 0.0
+            if st != MT_OK:
+                break
+            rec[e + 1, 0, a] = buf[4 * n]
+            rec[e + 1, 1, a] = buf[4 * n + 1]
+            rec[e + 1, 2, a] = buf[4 * n + 2]
+        free(buf)
+        sv[a] = st
+    for a in range(n_alpha):
+        _raise(sv[a], "dual_events")
 
 
 # Most rows in one block of the CGPath's Φx gather (c/cgblock.h); up to

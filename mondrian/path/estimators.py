@@ -600,7 +600,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     the cells and none is held out, the dual N x N factor of K + αI, a
     rank-1 update and downdate per split, O(N²) per event
     (:class:`~mondrian.path.DualExactRidgePath`; 40 points: 24.8 s in the
-    primal, 0.15 s in the dual; 200 points: 121 s and 1.2 s).
+    primal, 0.09 s in the dual; 200 points: 121 s and 0.69 s).
 
     Parameters
     ----------

@@ -241,8 +241,8 @@ class DualExactRidgePath(_ExactRecords):
     pairs: K changes by -(1/M)(1_l 1_rᵀ + 1_r 1_lᵀ) = ddᵀ - ppᵀ with
     d = (1_l - 1_r)/√(2M), p = (1_l + 1_r)/√(2M) -- a rank-1 update and a
     rank-1 downdate of chol(G), then c = G⁻¹y by two triangular solves:
-    O(N²) per event and alpha (``_path.dual_split``) where the primal form
-    costs O(C²), C the columns.  With ΦA⁻¹Φᵀ = I - αG⁻¹ (push-through),
+    O(N²) per event and alpha (``_path.dual_events``, the alphas on
+    ``n_jobs`` threads) where the primal form costs O(C²), C the columns.  With ΦA⁻¹Φᵀ = I - αG⁻¹ (push-through),
     Φᵀc = ŵ and the matrix determinant lemma, the primal records are
 
         ‖z‖² = yᵀy - α yᵀc,   ‖ŵ‖² = yᵀc - α cᵀc,
@@ -264,10 +264,13 @@ class DualExactRidgePath(_ExactRecords):
         Targets of the points the trees were grown on, in fit order
         (centred; the model has no intercept).
     alphas : sequence of float
+    n_jobs : int or None
+        Threads over alphas.
     """
 
-    def __init__(self, events: SplitEvents, y, alphas):
+    def __init__(self, events: SplitEvents, y, alphas, *, n_jobs: int | None = None):
         self.events = events
+        self._n_threads = resolve_n_jobs(n_jobs)
         self.alphas = check_alphas(alphas)
         y, _, _, _ = events.learner_inputs(y)
         check_target_scale(y)
@@ -278,15 +281,14 @@ class DualExactRidgePath(_ExactRecords):
         self.n_points = n
         self._cursor = 0
         self._slices = None
-        # State 0: G = 11ᵀ + αI for every alpha, and its records.
+        # State 0: G = 11ᵀ + αI for every alpha, and its records.  Each
+        # factor is kept transposed in C order: the lower factor in Fortran
+        # order, its columns contiguous (c/cholupdate.h).
         self._L = np.empty((self.alphas.shape[0], n, n), order="C")
         self._c = np.empty((self.alphas.shape[0], n))
-        self._work = np.empty(2 * n)
-        self._d, self._p = np.zeros(n), np.zeros(n)
         self._rec = np.empty((events.times.shape[0] + 1, 3, self.alphas.shape[0]))
         for a, alpha in enumerate(self.alphas):
             G = np.ones((n, n)) + alpha * np.eye(n)
-            # Fortran order: the factor's columns contiguous (c/cholupdate.h)
             self._L[a] = np.linalg.cholesky(G).T
             self._c[a] = np.linalg.solve(G, y)
             logdet = 2.0 * float(np.sum(np.log(np.diag(self._L[a]))))
@@ -298,11 +300,6 @@ class DualExactRidgePath(_ExactRecords):
         """Number of events processed so far."""
         return self._cursor
 
-    def _factor(self, a: int) -> np.ndarray:
-        """The factor of alpha a as the Fortran-ordered n x n lower triangle
-        (a view of the C-ordered transpose kept in ``_L``)."""
-        return self._L[a].T
-
     def run(self, lifetime: float) -> int:
         """Process the events with split time <= ``lifetime``; returns how many."""
         ev = self.events
@@ -311,21 +308,12 @@ class DualExactRidgePath(_ExactRecords):
             tstart, tend, perm = ev.train_slices(np.ones(self.n_points, dtype=bool))
             self._slices = (tstart, tend, perm)
         tstart, tend, perm = self._slices
-        s = 1.0 / np.sqrt(2.0 * ev.n_trees)
-        d, p = self._d, self._p
-        done = 0
-        for e in range(self._cursor, stop):
-            m, l, r = int(ev.tree[e]), int(ev.left[e]), int(ev.right[e])
-            left, right = perm[m, tstart[l]:tend[l]], perm[m, tstart[r]:tend[r]]
-            # (both children hold points: a Mondrian cut separates the cell's)
-            d[left], d[right] = s, -s
-            p[left], p[right] = s, s
-            for a in range(self.alphas.shape[0]):
-                self._rec[e + 1, :, a] = _path.dual_split(self._factor(a), d, p, self.y,
-                                                          self._c[a], self._work)
-            d[left] = d[right] = p[left] = p[right] = 0.0
-            done += 1
-        self._cursor = max(self._cursor, stop)
+        if stop <= self._cursor:
+            return 0
+        _path.dual_events(self._L, self._c, self.y, ev.tree, ev.left, ev.right, tstart, tend,
+                          perm, self._cursor, stop, 1.0 / np.sqrt(2.0 * ev.n_trees), self._rec,
+                          self._n_threads)
+        done, self._cursor = stop - self._cursor, stop
         return done
 
     def _records(self):
@@ -387,7 +375,7 @@ def exact_ridge_path(events: SplitEvents, y, alphas, *, train_mask=None,
     n = events.n_points
     every = train_mask is None or bool(np.all(np.asarray(train_mask, dtype=bool)))
     if every and n < events.n_columns:
-        return DualExactRidgePath(events, y, alphas)
+        return DualExactRidgePath(events, y, alphas, n_jobs=n_jobs)
     return ExactRidgePath(events, y, alphas, train_mask=train_mask, n_jobs=n_jobs)
 
 
