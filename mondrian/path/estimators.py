@@ -654,8 +654,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         'dual': dual ridge with exact leave-one-out (O(N²) memory, O(N³)
         time per lifetime); 'cholesky': the exact path, O(C²) memory for C
         cells at Λ, refused above :data:`mondrian.path.EXACT_MAX_COLUMNS`
-        columns (or O(N²) in the dual form, see ``selection``); 'cg': warm-started preconditioned conjugate gradients at
-        each grid lifetime, to relative residual ``tol``, O(N·M) memory;
+        columns (O(N²) in its dual form, see ``selection``); 'cg':
+        warm-started preconditioned conjugate gradients at each grid
+        lifetime, to relative residual ``tol``, O(N·M) memory;
         'auto': 'dual' up to :data:`AUTO_DUAL_ROWS` points; above, the dual
         pilot and one CG solve (reported as 'cg') when ``n_lifetimes`` is
         'auto' or ``cv`` is given; otherwise (a numeric grid) 'cholesky' up
@@ -1448,7 +1449,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                 break
             n_old = events.times.shape[0]
             events = split_events(features)
-            learner.extend(events)  # (the exact path's refuses a path too large)
+            learner.extend(events)  # (an exact path refuses growing past its limits)
             if log_grid:
                 more = top * np.array([2.0 ** 0.5, 2.0])
                 more = more[more <= features.lifetime_]

@@ -242,8 +242,9 @@ class DualExactRidgePath(_ExactRecords):
     d = (1_l - 1_r)/√(2M), p = (1_l + 1_r)/√(2M) -- a rank-1 update and a
     rank-1 downdate of chol(G), then c = G⁻¹y by two triangular solves:
     O(N²) per event and alpha (``_path.dual_events``, the alphas on
-    ``n_jobs`` threads) where the primal form costs O(C²), C the columns.  With ΦA⁻¹Φᵀ = I - αG⁻¹ (push-through),
-    Φᵀc = ŵ and the matrix determinant lemma, the primal records are
+    ``n_jobs`` threads) where the primal form costs O(C²), C the columns.
+    With ΦA⁻¹Φᵀ = I - αG⁻¹ (push-through), Φᵀc = ŵ and the matrix
+    determinant lemma, the primal records are
 
         ‖z‖² = yᵀy - α yᵀc,   ‖ŵ‖² = yᵀc - α cᵀc,
         log det A = log det G + (C - N) log α,
