@@ -246,6 +246,31 @@ def test_dual_exact_path_records_equal_the_primal_ones(problem):
     assert dual.run(0.5) == 0  # a lifetime already passed: nothing to run
 
 
+def test_dual_exact_path_with_held_out_points_equals_the_primal(problem):
+    # A fifth of the points held out: K and G over the others only (a child
+    # holding only held-out points leaves them unchanged), the held-out
+    # points predicted from their cells' weights -- as the primal does.
+    _, y, mf, ev = problem
+    mask = np.ones(y.shape[0], dtype=bool)
+    mask[::5] = False
+    alphas = [0.05, 1.0]
+    primal = ExactRidgePath(ev, y, alphas, train_mask=mask)
+    dual = DualExactRidgePath(ev, y, alphas, train_mask=mask)
+    held = np.flatnonzero(~mask)
+    for lam in (0.0, ev.times[40], ev.times[len(ev.times) // 2], mf.lifetime_):
+        primal.run(lam)
+        dual.run(lam)
+        assert dual.n_points == primal.n_points == mask.sum()
+        np.testing.assert_allclose(dual.log_marginal_likelihood(),
+                                   primal.log_marginal_likelihood(), rtol=1e-9)
+        sse = primal.train_sse()
+        assert np.abs(dual.train_sse() - sse).max() <= 1e-9 * sse.max()
+        pred = primal.predict_points(held)
+        assert np.abs(dual.predict_points(held) - pred).max() <= 1e-9 * np.abs(pred).max() + 1e-12
+    with pytest.raises(ValueError, match="rows must index"):
+        dual.predict_points([y.shape[0]])
+
+
 def test_dual_exact_path_does_not_depend_on_the_thread_count(problem):
     # Each alpha's factor follows the events in order on one thread: the
     # records are the same bits on one thread or two.
@@ -262,14 +287,12 @@ def test_dual_exact_path_does_not_depend_on_the_thread_count(problem):
 
 def test_exact_ridge_path_takes_the_cheaper_form(problem):
     _, y, mf, ev = problem
-    # 150 points, more columns at Λ = 4: the dual; held-out points: the primal.
+    # 150 points, more columns at Λ = 4: the dual, with or without held-out points.
     assert ev.n_columns > y.shape[0]
     assert isinstance(exact_ridge_path(ev, y, [0.1]), DualExactRidgePath)
     mask = np.ones(y.shape[0], dtype=bool)
     mask[::5] = False
-    assert isinstance(exact_ridge_path(ev, y, [0.1], train_mask=mask), ExactRidgePath)
-    assert isinstance(exact_ridge_path(ev, y, [0.1], train_mask=np.ones_like(mask)),
-                      DualExactRidgePath)
+    assert isinstance(exact_ridge_path(ev, y, [0.1], train_mask=mask), DualExactRidgePath)
     # Fewer columns than points (a shallow forest): the primal.
     X = np.random.default_rng(0).random((150, 3))
     shallow = split_events(MondrianFeatures(n_trees=6, lifetime=0.5, random_state=1).fit(X))
@@ -320,6 +343,9 @@ def test_invalid_alphas_and_sizes(problem):
         check_exact_size(100_000, 1)
     with pytest.raises(ValueError, match="in the dual needs O\\(N²\\) memory"):
         check_dual_size(20_000, 1)
+    # 2400 points within the memory limit, but 240 000 splits: too long.
+    with pytest.raises(ValueError, match="steps per alpha"):
+        check_dual_size(2400, 1, 240_000)
     with pytest.raises(ValueError, match="train_mask"):
         CGRidgePath(ev, y, [0.1], train_mask=np.zeros(y.shape[0], bool))
 

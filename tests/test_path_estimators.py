@@ -102,16 +102,18 @@ def test_evidence_selection_and_posterior(data):
     assert post.cdf(6.0)[0] == pytest.approx(1.0)
 
 
-def test_evidence_selection_in_the_dual_equals_the_primal(data, monkeypatch):
+@pytest.mark.parametrize("selection", ["evidence", "validation"])
+def test_exact_path_in_the_dual_equals_the_primal(data, monkeypatch, selection):
     # 80 points and more columns: the exact path runs in the dual; forced
     # into the primal form it must select the same (λ, α) from the same
-    # evidence, posterior and refit (the records agree to ~1e-13).
+    # evidence (or held-out error), posterior and refit (the records agree
+    # to ~1e-13).
     import mondrian.path.estimators as estimators
     from mondrian.path import ExactRidgePath
 
     X, y = data[0][:80], data[1][:80]
-    kw = dict(n_trees=10, max_lifetime=6.0, alphas=(0.01, 0.1), selection="evidence",
-              random_state=2)
+    kw = dict(n_trees=10, max_lifetime=6.0, alphas=(0.01, 0.1), selection=selection,
+              solver="cholesky", n_lifetimes=12, random_state=2)
     dual = MondrianKernelRidgeCV(**kw).fit(X, y)
     assert dual.path_["exact_form"] == "dual"
     monkeypatch.setattr(estimators, "exact_ridge_path",
@@ -121,6 +123,9 @@ def test_evidence_selection_in_the_dual_equals_the_primal(data, monkeypatch):
     primal = MondrianKernelRidgeCV(**kw).fit(X, y)
     assert primal.path_["exact_form"] == "primal"
     assert (dual.lifetime_, dual.alpha_) == (primal.lifetime_, primal.alpha_)
+    np.testing.assert_allclose(dual.path_["validation_mse"], primal.path_["validation_mse"],
+                               rtol=1e-9)
+    np.testing.assert_allclose(dual.path_["train_mse"], primal.path_["train_mse"], rtol=1e-9)
     np.testing.assert_array_equal(dual.path_["event_lifetimes"], primal.path_["event_lifetimes"])
     np.testing.assert_allclose(dual.path_["event_log_marginal_likelihood"],
                                primal.path_["event_log_marginal_likelihood"], rtol=1e-9)

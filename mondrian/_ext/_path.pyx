@@ -151,10 +151,12 @@ def dual_events(double[:, :, ::1] L not None, double[:, ::1] c not None,
 
     ``L[a]`` holds alpha a's factor transposed (C order: the Fortran-ordered
     lower factor of :func:`dual_split`), ``c[a]`` its G⁻¹y; event e splits a
-    cell of tree ``tree[e]`` into ``left[e]`` and ``right[e]``, whose points
-    are ``perm[tree, tstart:tend]`` (every point a training point), and
-    d, p are their indicators times ``scale`` = 1/√(2M) (:func:`dual_split`).
-    ``rec[e + 1, :, a]`` gets (log det G, yᵀc, cᵀc) after event e.  The
+    cell of tree ``tree[e]`` into ``left[e]`` and ``right[e]``, whose
+    training points are ``perm[tree, tstart:tend]`` (ranks 0 .. n - 1 among
+    the training points), and d, p are their indicators times ``scale`` =
+    1/√(2M) (:func:`dual_split`); a child without training points leaves G
+    as it is.  ``rec[e + 1, :, a]`` gets (log det G, yᵀc, cᵀc) after event
+    e.  The
     alphas run on up to ``n_threads`` threads (each its own factor, events
     in order): the records do not depend on the thread count."""
     cdef Py_ssize_t n_alpha = L.shape[0], a, e, k
@@ -193,6 +195,12 @@ def dual_events(double[:, :, ::1] L not None, double[:, ::1] c not None,
         st = MT_OK
         for e in range(e0, e1):
             m, l, r = tree[e], left[e], right[e]
+            if tstart[l] == tend[l] or tstart[r] == tend[r]:
+                # a child without training points: K over them is unchanged
+                rec[e + 1, 0, a] = rec[e, 0, a]
+                rec[e + 1, 1, a] = rec[e, 1, a]
+                rec[e + 1, 2, a] = rec[e, 2, a]
+                continue
             for k in range(tstart[l], tend[l]):
                 buf[perm[m, k]] = scale
                 buf[n + perm[m, k]] = scale

@@ -594,11 +594,11 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
     ``selection='evidence'`` instead maximises the exact log marginal
     likelihood L(λ) at every split event (Sec. 4.2.1) with Cholesky
     up/down-dates, and gives the posterior over λ (``posterior_``).  The
-    exact path runs in the cheaper of two forms with the same evidence
-    (``path_['exact_form']``): the primal C x C factor of ΦᵀΦ + αI, O(C²)
-    per event for C cells, or, when the N training points are fewer than
-    the cells and none is held out, the dual N x N factor of K + αI, a
-    rank-1 update and downdate per split, O(N²) per event
+    exact path (also ``solver='cholesky'``) runs in the cheaper of two forms
+    with the same evidence and predictions (``path_['exact_form']``): the
+    primal C x C factor of ΦᵀΦ + αI, O(C²) per event for C cells, or, when
+    the N training points are fewer than the cells, the dual N x N factor
+    of K + αI, a rank-1 update and downdate per split, O(N²) per event
     (:class:`~mondrian.path.DualExactRidgePath`; 40 points: 24.8 s in the
     primal, 0.09 s in the dual; 200 points: 121 s and 0.69 s).
 
@@ -1417,7 +1417,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         val_rows = np.flatnonzero(~mask)
         events = split_events(features)
         solver = self._resolve_solver(events.n_columns, alphas.shape[0], int(mask.sum()),
-                                      not mask.all())
+                                      events.times.shape[0])
         n_grid = p["n_lifetimes"] if p["n_lifetimes"] != "auto" else AUTO_EXACT_GRID
         # A log-spaced grid around the pilot's lifetime, or n_grid lifetimes
         # spread evenly over the split events.
@@ -1581,14 +1581,14 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         return rows, best
 
     def _resolve_solver(self, n_columns: int, n_alphas: int, n_train: int,
-                        held_out: bool) -> str:
+                        n_events: int) -> str:
         if self.solver == "cholesky" or self.selection == "evidence":
             if self.solver == "cg":
                 raise ValueError("selection='evidence' needs the exact log marginal "
                                  "likelihood: use solver='cholesky' or 'auto'")
-            # The exact path in the dual when the points are fewer than the
-            # columns (and none is held out), else in the primal.
-            check_exact_path_size(n_columns, n_train, n_alphas, held_out)
+            # The exact path in the dual when the training points are fewer
+            # than the columns (within its limits), else in the primal.
+            check_exact_path_size(n_columns, n_train, n_alphas, n_events)
             return "cholesky"
         if self.solver == "cg":
             return "cg"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._ext import _path
+from .._ext._dual import cell_labels as forest_cell_labels
 from .._validation import (check_alphas, check_int, check_positive_float, check_target_scale,
                           resolve_n_jobs)
 from ..features.mondrian import MondrianFeatures
@@ -32,7 +33,7 @@ from .events import SplitEvents, _EventsRecord, _remapper, split_events
 
 __all__ = ["ExactRidgePath", "DualExactRidgePath", "exact_ridge_path", "CGRidgePath", "SGDPath",
            "check_sgd_step", "exact_path_memory", "check_exact_size", "check_dual_size",
-           "check_exact_path_size", "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES"]
+           "check_exact_path_size", "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES", "EXACT_MAX_WORK"]
 
 #: Largest number of columns (cells at Λ) the exact path accepts: its time is
 #: O(C³) over the path (about 5·C²/2 flops per event per alpha), 5000 columns
@@ -41,6 +42,11 @@ EXACT_MAX_COLUMNS = 5000
 
 #: Largest memory of the Cholesky factors, n_alphas·(C+1)²·8 bytes.
 EXACT_MAX_BYTES = 2 * 1024**3
+
+#: Largest work of the exact path's dual form per alpha, events x N² (each
+#: event an update, a downdate and two solves of the N x N factor): the
+#: primal's largest path, about C³/3 at :data:`EXACT_MAX_COLUMNS` columns.
+EXACT_MAX_WORK = EXACT_MAX_COLUMNS**3 // 3
 
 _LOSSES = {"squared": 0, "hinge": 1, "logistic": 2}
 
@@ -250,37 +256,44 @@ class DualExactRidgePath(_ExactRecords):
         log det A = log det G + (C - N) log α,
 
     so :meth:`log_marginal_likelihood` and :meth:`train_sse` are those of
-    the primal path, up to rounding.
-
-    Every point the trees were grown on enters the fit (no held-out points:
-    they would need the kernel between them and the training points at
-    every state); :func:`exact_ridge_path` takes the primal form then.
-    Memory n_alphas·N²·8 bytes: refused above :data:`EXACT_MAX_COLUMNS`
-    points or :data:`EXACT_MAX_BYTES` bytes.
+    the primal path, up to rounding.  A child without training points (only
+    held-out ones) leaves G as it is.  Held-out points are predicted from
+    the weights on their cells at the state's lifetime
+    (:meth:`predict_points`).  Memory n_alphas·N²·8 bytes: refused above
+    :data:`EXACT_MAX_COLUMNS` training points or :data:`EXACT_MAX_BYTES`
+    bytes.
 
     Parameters
     ----------
     events : SplitEvents
-    y : ndarray of shape (N,)
+    y : ndarray of shape (n_points,)
         Targets of the points the trees were grown on, in fit order
         (centred; the model has no intercept).
     alphas : sequence of float
+    train_mask : ndarray of bool, shape (n_points,), optional
+        Points that enter the ridge fit (default all); the others are
+        predicted by :meth:`predict_points`.
     n_jobs : int or None
         Threads over alphas.
     """
 
-    def __init__(self, events: SplitEvents, y, alphas, *, n_jobs: int | None = None):
+    def __init__(self, events: SplitEvents, y, alphas, *, train_mask=None,
+                 n_jobs: int | None = None):
         self.events = events
         self._n_threads = resolve_n_jobs(n_jobs)
         self.alphas = check_alphas(alphas)
-        y, _, _, _ = events.learner_inputs(y)
-        check_target_scale(y)
+        y_all, is_train, _, _ = events.learner_inputs(y, train_mask)
+        check_target_scale(y_all)
+        self._mask = is_train.astype(bool)
+        self._train = np.flatnonzero(self._mask)
+        y = np.ascontiguousarray(y_all[self._train])
         n = y.shape[0]
-        check_dual_size(n, self.alphas.shape[0])
+        check_dual_size(n, self.alphas.shape[0], events.times.shape[0])
         self.y = y
         self.yty = float(y @ y)
         self.n_points = n
         self._cursor = 0
+        self._lifetime = 0.0
         self._slices = None
         # State 0: G = 11ᵀ + αI for every alpha, and its records.  Each
         # factor is kept transposed in C order: the lower factor in Fortran
@@ -305,9 +318,13 @@ class DualExactRidgePath(_ExactRecords):
         """Process the events with split time <= ``lifetime``; returns how many."""
         ev = self.events
         stop = int(np.searchsorted(ev.times, float(lifetime), side="right"))
+        self._lifetime = max(self._lifetime, float(lifetime))
         if self._slices is None:
-            tstart, tend, perm = ev.train_slices(np.ones(self.n_points, dtype=bool))
-            self._slices = (tstart, tend, perm)
+            # The trees' training points, as ranks among them.
+            tstart, tend, perm = ev.train_slices(self._mask)
+            rank = np.full(ev.n_points, -1, dtype=np.int32)
+            rank[self._train] = np.arange(self.n_points, dtype=np.int32)
+            self._slices = (tstart, tend, np.ascontiguousarray(rank[perm]))
         tstart, tend, perm = self._slices
         if stop <= self._cursor:
             return 0
@@ -336,9 +353,27 @@ class DualExactRidgePath(_ExactRecords):
         active[ev.right[:k]] = True
         active[ev.nodes[:k]] = False
         out = np.zeros((self.alphas.shape[0], ev.n_nodes))
+        c = np.zeros(ev.n_points)
         for a in range(self.alphas.shape[0]):
-            out[a, active] = ev.node_sums(self._c[a])[active] / np.sqrt(ev.n_trees)
+            c[self._train] = self._c[a]
+            out[a, active] = ev.node_sums(c)[active] / np.sqrt(ev.n_trees)
         return out
+
+    def predict_points(self, rows, n_jobs: int | None = None) -> np.ndarray:
+        """Current predictions Φŵ of the points ``rows`` (indices into the
+        points the trees were grown on), shape (n_alphas, len(rows)): the
+        weights of their cells in every tree, from the cell labels at the
+        largest lifetime run to (whose active cells are this state's)."""
+        ev = self.events
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= ev.n_points)):
+            raise ValueError(f"rows must index the {ev.n_points} points of the forest")
+        col_of_node, col_offset = ev.forest.active_columns(self._lifetime)
+        labels = forest_cell_labels(ev.forest, self._lifetime,
+                                    resolve_n_jobs(n_jobs))[rows].astype(np.int64)
+        cols = labels + np.asarray(col_offset)[None, :-1]
+        W = self.node_weights()[:, np.flatnonzero(np.asarray(col_of_node) >= 0)]
+        return W[:, cols].sum(axis=2) / np.sqrt(ev.n_trees)
 
     def extend(self, events: SplitEvents) -> "DualExactRidgePath":
         """Continue on the events of the same forest extended to a larger
@@ -346,46 +381,62 @@ class DualExactRidgePath(_ExactRecords):
         and records so far are kept (they depend on the points' cells, not
         on node ids), only the new events remain to run."""
         old = self.events.times.shape[0]
-        if (events.n_points != self.n_points or events.times.shape[0] < old
+        if (events.n_points != self.events.n_points or events.times.shape[0] < old
                 or not np.array_equal(events.times[:old], self.events.times)):
             raise ValueError("extend needs the events of the same forest, extended")
+        check_dual_size(self.n_points, self.alphas.shape[0], events.times.shape[0])
         rec = np.empty((events.times.shape[0] + 1,) + self._rec.shape[1:])
         rec[: old + 1] = self._rec[: old + 1]
         self._rec, self.events, self._slices = rec, events, None
         return self
 
 
-def check_dual_size(n_points: int, n_alphas: int) -> None:
-    """Raise ``ValueError`` if the exact path's dual form is too big."""
-    need = int(n_alphas) * int(n_points) ** 2 * 8
-    if n_points > EXACT_MAX_COLUMNS or need > EXACT_MAX_BYTES:
+def _dual_fits(n_train: int, n_alphas: int, n_events: int) -> bool:
+    return (n_train <= EXACT_MAX_COLUMNS and n_alphas * n_train**2 * 8 <= EXACT_MAX_BYTES
+            and n_events * n_train**2 <= EXACT_MAX_WORK)
+
+
+def check_dual_size(n_points: int, n_alphas: int, n_events: int = 0) -> None:
+    """Raise ``ValueError`` if the exact path's dual form is too big: more
+    than :data:`EXACT_MAX_COLUMNS` training points, :data:`EXACT_MAX_BYTES`
+    bytes of factors or :data:`EXACT_MAX_WORK` for events x N²."""
+    n, a, e = int(n_points), int(n_alphas), int(n_events)
+    if not _dual_fits(n, a, e):
         raise ValueError(
             f"the exact path in the dual needs O(N²) memory and O(N²) time per split: "
-            f"N={n_points} training points and {n_alphas} alpha(s) need "
-            f"{need / 2**20:.0f} MiB (limits: {EXACT_MAX_COLUMNS} points, "
-            f"{EXACT_MAX_BYTES / 2**20:.0f} MiB); use solver='cg' (the scalable path)")
+            f"N={n} training points, {e} splits and {a} alpha(s) need "
+            f"{a * n**2 * 8 / 2**20:.0f} MiB and {e * n**2:.3g} steps per alpha (limits: "
+            f"{EXACT_MAX_COLUMNS} points, {EXACT_MAX_BYTES / 2**20:.0f} MiB, "
+            f"{EXACT_MAX_WORK:.3g} steps); use solver='cg' (the scalable path), fewer trees "
+            f"or a smaller max_lifetime")
+
+
+def _dual_form(n_columns: int, n_train: int, n_alphas: int, n_events: int) -> bool:
+    """Whether :func:`exact_ridge_path` takes the dual form: fewer training
+    points than columns, within the dual's limits."""
+    return n_train < n_columns and _dual_fits(n_train, n_alphas, n_events)
 
 
 def exact_ridge_path(events: SplitEvents, y, alphas, *, train_mask=None,
                      n_jobs: int | None = None) -> ExactRidgePath | DualExactRidgePath:
     """The exact path in its cheaper form: :class:`DualExactRidgePath`
-    (O(N²) per event) when every point is a training point and they are
-    fewer than the columns at the terminal lifetime, else
-    :class:`ExactRidgePath` (O(C²) per event).  The records, hence the
-    evidence and the training error at every state, are the same."""
-    n = events.n_points
-    every = train_mask is None or bool(np.all(np.asarray(train_mask, dtype=bool)))
-    if every and n < events.n_columns:
-        return DualExactRidgePath(events, y, alphas, n_jobs=n_jobs)
+    (O(N²) per event) when the N training points are fewer than the columns
+    at the terminal lifetime (and its work, events x N², is within
+    :data:`EXACT_MAX_WORK`), else :class:`ExactRidgePath` (O(C²) per
+    event).  The records, hence the evidence and the training error at
+    every state, and the predictions of held-out points are the same."""
+    n_train = (events.n_points if train_mask is None
+               else int(np.count_nonzero(np.asarray(train_mask, dtype=bool))))
+    n_alphas = np.atleast_1d(np.asarray(alphas)).shape[0]
+    if _dual_form(events.n_columns, n_train, n_alphas, events.times.shape[0]):
+        return DualExactRidgePath(events, y, alphas, train_mask=train_mask, n_jobs=n_jobs)
     return ExactRidgePath(events, y, alphas, train_mask=train_mask, n_jobs=n_jobs)
 
 
-def check_exact_path_size(n_columns: int, n_points: int, n_alphas: int,
-                          held_out: bool) -> None:
-    """The size check of the form :func:`exact_ridge_path` takes."""
-    if not held_out and n_points < n_columns:
-        check_dual_size(n_points, n_alphas)
-    else:
+def check_exact_path_size(n_columns: int, n_train: int, n_alphas: int, n_events: int) -> None:
+    """The size check of the form :func:`exact_ridge_path` takes (the
+    primal's when the dual does not fit)."""
+    if not _dual_form(n_columns, n_train, n_alphas, n_events):
         check_exact_size(n_columns, n_alphas)
 
 
