@@ -19,7 +19,10 @@ along:
   Φ applied from a copy of the ``act`` table in compact positions, blocked
   by rows and tree-major within a block (``c/cgblock.h``);
 * :class:`SGDPath` -- stochastic gradient descent with squared, hinge or
-  logistic loss, warm-started at every split (Sec. 4.2.2).
+  logistic loss, warm-started at every split (Sec. 4.2.2);
+* :func:`dual_events` -- the exact path in the dual: the N x N factor of
+  K + αI through a rank-1 update and downdate per split (:func:`dual_split`
+  is one such event on any factor);
 
 and the ℓ₁ distances between rows behind the path's scale λ₀ = 1/median
 distance (:func:`pair_l1`, ``c/scale.h``).

@@ -101,6 +101,14 @@ class SplitEvents:
         ``train_mask`` False (held-out points inside the trees, whose
         features are then exact) are ignored by the learners.
         """
+        yt, mask = self.learner_targets(y, train_mask)
+        node_y = self.node_sums(yt) / np.sqrt(self.n_trees)
+        counts = self.node_sums(mask.astype(np.float64))
+        return yt, mask.astype(np.uint8), node_y, counts
+
+    def learner_targets(self, y, train_mask=None) -> tuple[np.ndarray, np.ndarray]:
+        """Validated (y with the held-out points' values set to 0, training
+        mask as bool), without the per-node sums of :meth:`learner_inputs`."""
         n = self.n_points
         y = np.ascontiguousarray(y, dtype=np.float64)
         if y.shape != (n,):
@@ -115,10 +123,7 @@ class SplitEvents:
                 raise ValueError(f"train_mask must have shape ({n},), got {mask.shape}")
             if not mask.any():
                 raise ValueError("train_mask selects no training point")
-        yt = np.where(mask, y, 0.0)
-        node_y = self.node_sums(yt) / np.sqrt(self.n_trees)
-        counts = self.node_sums(mask.astype(np.float64))
-        return np.ascontiguousarray(yt), mask.astype(np.uint8), node_y, counts
+        return np.ascontiguousarray(np.where(mask, y, 0.0)), mask
 
     def train_slices(self, is_train: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every node's slice (start, end) of its tree's permutation restricted

@@ -22,6 +22,8 @@ learners keep reading theirs).
 """
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from .._ext import _path
@@ -35,9 +37,10 @@ __all__ = ["ExactRidgePath", "DualExactRidgePath", "exact_ridge_path", "CGRidgeP
            "check_sgd_step", "exact_path_memory", "check_exact_size", "check_dual_size",
            "check_exact_path_size", "EXACT_MAX_COLUMNS", "EXACT_MAX_BYTES", "EXACT_MAX_WORK"]
 
-#: Largest number of columns (cells at Λ) the exact path accepts: its time is
-#: O(C³) over the path (about 5·C²/2 flops per event per alpha), 5000 columns
-#: take about a minute per alpha on one core.
+#: Largest number of columns (cells at Λ) the exact path accepts in its
+#: primal form, and of training points in its dual form: the primal's time
+#: is O(C³) over the path (about 5·C²/2 flops per event per alpha), 5000
+#: columns take about a minute per alpha on one core.
 EXACT_MAX_COLUMNS = 5000
 
 #: Largest memory of the Cholesky factors, n_alphas·(C+1)²·8 bytes.
@@ -78,19 +81,21 @@ def exact_path_memory(n_columns: int, n_alphas: int) -> int:
 # --------------------------------------------------------------------------
 # Exact ridge path
 # --------------------------------------------------------------------------
-class _ExactRecords:
+class _ExactRecords(abc.ABC):
     """The quantities of the exact path derived from its records per state
     (after each event) and alpha: the columns C, ‖z‖² = yᵀΦA⁻¹Φᵀy,
     ‖ŵ‖² and log det A (``_records()``), with ``events``, ``alphas``,
     ``yty`` = yᵀy and ``n_points`` (training points) set by the learner."""
 
-    def _records(self):
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ‖z‖², ‖ŵ‖², log det A) of the states so far, shapes
+        (n_states,) and (n_states, n_alphas)."""
 
     @property
+    @abc.abstractmethod
     def n_done(self) -> int:
         """Number of events processed so far."""
-        raise NotImplementedError
 
     @property
     def lifetimes(self) -> np.ndarray:
@@ -282,9 +287,8 @@ class DualExactRidgePath(_ExactRecords):
         self.events = events
         self._n_threads = resolve_n_jobs(n_jobs)
         self.alphas = check_alphas(alphas)
-        y_all, is_train, _, _ = events.learner_inputs(y, train_mask)
+        y_all, self._mask = events.learner_targets(y, train_mask)
         check_target_scale(y_all)
-        self._mask = is_train.astype(bool)
         self._train = np.flatnonzero(self._mask)
         y = np.ascontiguousarray(y_all[self._train])
         n = y.shape[0]
@@ -685,19 +689,18 @@ class SGDPath:
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
         self.alpha = check_positive_float(alpha, "alpha", allow_zero=True)
         check_sgd_step(self.learning_rate, self.alpha)
-        y, is_train, _, _ = events.learner_inputs(y, train_mask)
-        self.y, self._mask = y, is_train.astype(bool)
+        self.y, self._mask = events.learner_targets(y, train_mask)
         self.loss = loss
         self.fit_intercept = bool(fit_intercept)
-        self.rows = np.flatnonzero(is_train).astype(np.int64)
+        self.rows = np.flatnonzero(self._mask).astype(np.int64)
         self.pass_ = pass_
         self.rng = np.random.default_rng() if random_state is None else random_state
         self._state = self._new_state(events)
         self.lifetime = 0.0
 
     def _new_state(self, events: SplitEvents) -> _path.SGDPath:
-        _, is_train, _, _ = events.learner_inputs(self.y, self._mask)
-        return _path.SGDPath(events.forest, is_train, self.y, _LOSSES[self.loss],
+        _, is_train = events.learner_targets(self.y, self._mask)
+        return _path.SGDPath(events.forest, is_train.astype(np.uint8), self.y, _LOSSES[self.loss],
                              self.learning_rate, self.alpha, self.fit_intercept)
 
     def extend(self, events: SplitEvents) -> "SGDPath":
