@@ -241,6 +241,11 @@ def test_aimse_lifetime_formula_and_scaling():
     lam = aimse_lifetime(X2, y2)
     np.testing.assert_allclose(aimse_lifetime(X2 * 4.0 - 7.0, y2), lam / 4.0, rtol=1e-8)
     np.testing.assert_allclose(aimse_lifetime(X2, 3.0 * y2 + 1.0), lam, rtol=1e-8)
+    # In any units: X scaled by a power of two, as far as 2^±300 (where the
+    # curvature, ~extent⁻⁴, and the volume once overflowed and the rule gave
+    # up), scales λ exactly inversely.
+    for k in (-300, -120, 120, 300):
+        assert aimse_lifetime(X2 * 2.0**k, y2) == lam * 2.0**-k
     # A constant column is left out: it changes nothing.
     np.testing.assert_allclose(aimse_lifetime(np.column_stack([X2, np.ones(500)]), y2), lam,
                                rtol=1e-8)

@@ -275,22 +275,28 @@ def aimse_lifetime(X, y) -> float:
     sigma2 = float(resid @ resid) / (n - p)
     # ∂²/∂x_j² of Σ_s c_js u_j^s, u_j = (x_j - lo_j)/extent_j.
     c = coef[1:].reshape(d, degree)
-    # Extents far from 1 (data scaled by 1e±150) overflow or underflow the
-    # curvature and the volume: then there is no finite answer (ValueError,
-    # not a floating-point warning).
+    # In units of s, a power of two near the extents' geometric mean: with
+    # e = extent/s, mean(B₁²) scales as s⁻⁴ and vol(𝒳) as s^d, so λ = λ_e/s
+    # with λ_e the rule on e.  The extents in those units are near 1, so
+    # data in any units (1e±150) neither overflow nor underflow the
+    # curvature and the volume (in the data's own units they did, and the
+    # rule fell back to the median distance), and X scaled by a power of
+    # two scales λ exactly inversely: the same trees, bit for bit.
+    log_scale = float(np.round(np.mean(np.log2(extent[active]))))
+    e = np.ldexp(extent[active], -int(log_scale))
     with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-        second = (2.0 * c[:, 1] + 6.0 * c[:, 2] * U + 12.0 * c[:, 3] * U**2) / extent[active]**2
+        second = (2.0 * c[:, 1] + 6.0 * c[:, 2] * U + 12.0 * c[:, 3] * U**2) / e**2
         bias = 0.5 * second.sum(axis=1)
         curvature = np.mean(bias**2)
-        volume = np.prod(extent[active])
+        volume = np.prod(e)
         ratio = 4.0 * n * curvature / (d * sigma2 * forest_variance_constant(d) * volume)
-        lifetime = float(ratio ** (1.0 / (4 + d)))
+        lifetime = float(np.ldexp(ratio ** (1.0 / (4 + d)), -int(log_scale)))
     curvature, volume = float(curvature), float(volume)
     if not (sigma2 > 0 and 0 < curvature < np.inf and 0 < volume < np.inf
             and 0 < lifetime < np.inf):
         raise ValueError(f"the lifetime rule has no finite answer here (residual variance "
-                         f"{sigma2:.3g}, mean squared curvature {curvature:.3g}, box volume "
-                         f"{volume:.3g}); pass a lifetime")
+                         f"{sigma2:.3g}, mean squared curvature {curvature:.3g} and box volume "
+                         f"{volume:.3g} in units of 2^{log_scale:.0f} of X); pass a lifetime")
     return lifetime
 
 
