@@ -94,3 +94,15 @@ def test_features_do_not_depend_on_the_units_of_x():
     for c in SCALES:
         got = M.MondrianFeatures(n_trees=20, random_state=0).fit(X * c).transform(X_TEST * c)
         assert (got != reference).nnz == 0, f"X scaled by {c:g}"
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSORS))
+def test_regressors_scale_with_the_units_of_y(name):
+    # Targets in other units (a power of two): every prediction, standard
+    # deviation and interval end scales by the same factor, exactly.
+    make = REGRESSORS[name]
+    reference = _regression_outputs(_fit_quietly(make(), X, Y), X_TEST)
+    for c in (2.0**-200, 2.0**-30, 2.0**30, 2.0**200):
+        outputs = _regression_outputs(_fit_quietly(make(), X, Y * c), X_TEST)
+        for got, want in zip(outputs, reference):
+            np.testing.assert_array_equal(got, want * c, err_msg=f"{name}, y scaled by {c:g}")
