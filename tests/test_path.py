@@ -439,6 +439,41 @@ def test_cg_extend_forest_grows_in_place_and_equals_extend():
     np.testing.assert_array_equal(a.node_weights(), b.node_weights())
 
 
+def test_cg_state_adopts_a_handed_table():
+    """A CG path state built with ``act=`` (how ``extend_forest`` hands the
+    dropped state's active-node table to its successor) keeps that very
+    array -- no copy -- and, loaded with the exported state, continues
+    exactly; a table of the wrong dtype, shape or layout is refused."""
+    from mondrian._ext import _path
+    rng = np.random.default_rng(9)
+    X = rng.random((120, 3))
+    y = np.cos(4 * X[:, 1]) + 0.1 * rng.standard_normal(120)
+    y = y - y.mean()
+    mf = MondrianFeatures(n_trees=7, lifetime=2.0, random_state=4).fit(X)
+    events = split_events(mf)
+    path = CGRidgePath(events, y, [0.05, 0.5], tol=1e-9)
+    path.solve_at(1.0)
+    state = path._state._export(take_table=True)
+    yt, is_train, node_y, counts = events.learner_inputs(y, None)
+    args = (events.forest, is_train, node_y, counts, yt, path.alphas, 1)
+    twin = _path.CGPath(*args, act=state["act"])
+    twin._import(state)
+    assert np.shares_memory(twin._export(take_table=True)["act"], state["act"])
+    np.testing.assert_array_equal(twin.gather(np.asarray(path.node_weights()),
+                                              np.arange(120, dtype=np.int64)),
+                                  path._state.gather(np.asarray(path.node_weights()),
+                                                     np.arange(120, dtype=np.int64)))
+    for bad in (state["act"].astype(np.int64), state["act"][:-1],
+                np.asfortranarray(state["act"])):
+        with pytest.raises(ValueError, match="act must be"):
+            _path.CGPath(*args, act=bad)
+    out_of_range = state["act"].copy()
+    out_of_range[0, 0] = events.n_nodes
+    wrong = _path.CGPath(*args, act=out_of_range)
+    with pytest.raises(ValueError, match="invalid node id"):
+        wrong._import(dict(state, act=out_of_range))
+
+
 def test_sgd_full_pass_schedule(problem):
     _, y, _, ev = problem
     path = SGDPath(ev, y, loss="squared", learning_rate=0.3, pass_="full",

@@ -270,7 +270,7 @@ cdef class _PathBase:
     cdef readonly double inv_sqrt_m
     cdef object __weakref__
 
-    def __init__(self, Forest forest not None, is_train):
+    def __init__(self, Forest forest not None, is_train, act=None):
         cdef const mt_forest *f = &forest.f
         if f.n_nodes == 0:
             raise ValueError("the forest has no trees; fit it first")
@@ -297,8 +297,19 @@ cdef class _PathBase:
         self.n_points = f.n_points
         self.n_nodes = f.n_nodes
         self.n_events = self.events.shape[0]
-        act = np.empty((self.n_points, self.n_trees), dtype=np.int32)
-        act[:, :] = np.asarray(forest.roots, dtype=np.int32)[None, :]
+        if act is None:
+            act = np.empty((self.n_points, self.n_trees), dtype=np.int32)
+            act[:, :] = np.asarray(forest.roots, dtype=np.int32)[None, :]
+        else:
+            # A table handed over by a path continuing on this forest (its
+            # ids already remapped): adopted, not copied, and loaded with
+            # its cursor by _set_base.  Until then it is the roots' table
+            # only in shape, so it is checked here and again there.
+            if (not isinstance(act, np.ndarray) or act.dtype != np.int32
+                    or act.shape != (self.n_points, self.n_trees)
+                    or not act.flags.c_contiguous or not act.flags.writeable):
+                raise ValueError(f"act must be a writeable C-contiguous int32 array of shape "
+                                 f"({self.n_points}, {self.n_trees})")
         self.act = act
         self.cursor = 0
         self.inv_sqrt_m = 1.0 / sqrt(<double>self.n_trees)
@@ -316,7 +327,9 @@ cdef class _PathBase:
             raise ValueError("cursor out of range")
         if act.size and (act.min() < 0 or act.max() >= self.n_nodes):
             raise ValueError("active table holds an invalid node id")
-        np.asarray(self.act)[:, :] = act
+        own = np.asarray(self.act)
+        if not (act.size and act.ctypes.data == own.ctypes.data):
+            own[:, :] = act   # else it is the table adopted at construction
         self.cursor = cursor
 
     def gather(self, W, const int64_t[::1] rows, n_threads=1):
@@ -619,8 +632,8 @@ cdef class CGPath(_PathBase):
     cdef bint resid_valid
 
     def __init__(self, Forest forest not None, is_train, node_y, counts, y, alphas,
-                 n_threads=1):
-        _PathBase.__init__(self, forest, is_train)
+                 n_threads=1, act=None):
+        _PathBase.__init__(self, forest, is_train, act)
         if (np.shape(node_y) != (self.n_nodes,) or np.shape(counts) != (self.n_nodes,)
                 or np.shape(y) != (self.n_points,)):
             raise ValueError("node_y and counts need one entry per node, y one per point")
@@ -1081,10 +1094,14 @@ cdef class CGPath(_PathBase):
         self.resid_valid = False
         self.n_fresh = 0
 
-    def _export(self):
-        """Everything needed to continue this path on an extended forest."""
+    def _export(self, take_table=False):
+        """Everything needed to continue this path on an extended forest;
+        ``take_table``: the active-node table itself rather than a copy (for
+        a caller that drops this path and hands the table to its successor:
+        the N x M int32 table is most of the state)."""
         nf = self.n_fresh
-        return dict(act=self.active_table(), cursor=self.cursor,
+        return dict(act=np.asarray(self.act) if take_table else self.active_table(),
+                    cursor=self.cursor,
                     W=np.asarray(self.W).copy(), active=np.asarray(self.active).copy(),
                     resid=np.asarray(self.resid).copy(), resid_valid=bool(self.resid_valid),
                     fresh=np.asarray(self.fresh)[:nf].copy())
