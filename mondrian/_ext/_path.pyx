@@ -607,6 +607,12 @@ cdef class CGPath(_PathBase):
     (:data:`CG_TABLE_MAX_BYTES`); above, f = Φx is summed row by row from the
     active-node table itself, x scattered to node space -- again the same
     sums.
+
+    ``act``: an (N, M) int32 C-contiguous table to adopt as the active-node
+    table instead of allocating one (a path continuing on an extended
+    forest hands over its remapped table: :meth:`_export` with
+    ``take_table=True``, then :meth:`_import` of that state, which checks
+    its ids and does not copy it).
     """
 
     cdef const double[::1] alphas, node_y, diag0, y
