@@ -227,7 +227,9 @@ def aimse_lifetime(X, y) -> float:
     and σ² from a global polynomial regression of degree 4 in every
     coordinate separately (see the module docstring); coordinates with a
     single value are left out (no Mondrian cut ever falls in them), d and
-    vol(𝒳) (the bounding box's volume) are over the others.
+    vol(𝒳) (the bounding box's volume) are over the others.  Computed in
+    units of a power of two near the extents, so that X in any units gives
+    the same answer in those units (X·2^k gives exactly λ·2^-k).
 
     Parameters
     ----------
