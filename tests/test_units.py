@@ -106,3 +106,27 @@ def test_regressors_scale_with_the_units_of_y(name):
         outputs = _regression_outputs(_fit_quietly(make(), X, Y * c), X_TEST)
         for got, want in zip(outputs, reference):
             np.testing.assert_array_equal(got, want * c, err_msg=f"{name}, y scaled by {c:g}")
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSORS) + sorted(CLASSIFIERS))
+def test_a_constant_input_changes_nothing(name):
+    # A column with one value has extent 0: no cut ever falls in it, it adds
+    # nothing to an l1 distance, and the dimension draws skip it (a draw
+    # r·Σ extents lands in the same dimension), so the trees, the selection
+    # and the predictions at points with that value are the same, bit for bit.
+    make = {**REGRESSORS, **CLASSIFIERS}[name]
+    y = Y if name in REGRESSORS else LABELS
+
+    def with_constant(A):
+        return np.insert(A, 1, 3.5, axis=1)
+
+    def outputs(model, A):
+        if name in REGRESSORS:
+            return _regression_outputs(model, A)
+        return [model.predict_proba(A) if hasattr(model, "predict_proba")
+                else model.decision_function(A)]
+
+    reference = outputs(_fit_quietly(make(), X, y), X_TEST)
+    got = outputs(_fit_quietly(make(), with_constant(X), y), with_constant(X_TEST))
+    for a, b in zip(got, reference):
+        np.testing.assert_array_equal(a, b)
