@@ -312,3 +312,39 @@ class CellLabels:
         from mondrian.path.dual import cell_labels
 
         cell_labels(self.features, self.lam, n_jobs=n_jobs)
+
+
+class ExtendForestLadder:
+    """One step of the confirmation ladder of ``MondrianKernelRidgeCV`` on
+    5000 points: a CG path on a 2000-tree forest grown to λ = 0.1115 (two
+    alphas, 20 % of the rows held out, solved at λ/2 and λ) moves onto the
+    forest extended to 2λ (``CGRidgePath.extend_forest``: the growth, the
+    events, and the learner's state carried over -- its N x M active-node
+    table handed to the new state and remapped in place, not copied).
+    Each sample needs a fresh path (the extension consumes it): ``number``
+    is 1, so the setup runs before every sample, and no warm-up calls."""
+
+    number = 1
+    repeat = 7
+    warmup_time = 0
+    timeout = 300
+
+    def setup(self):
+        import numpy as np
+
+        from mondrian import MondrianFeatures
+
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((5000, 8))
+        y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(5000)
+        mask = np.ones(5000, dtype=bool)
+        mask[::5] = False
+        self.features = MondrianFeatures(n_trees=2000, lifetime=0.1115, random_state=0,
+                                         n_jobs=2).fit(X)
+        self.path = CGRidgePath(split_events(self.features), y - y.mean(), [0.003, 0.009],
+                                train_mask=mask, tol=3e-3, local_sweeps=0, n_jobs=2)
+        self.path.solve_at(0.0557)
+        self.path.solve_at(0.1115)
+
+    def time_extend_forest(self):
+        self.path.extend_forest(self.features, 0.223)
