@@ -925,6 +925,44 @@ def test_dual_searches_again_on_more_trees_when_half_forests_are_worse(monkeypat
     assert first.n_trees_ == 20 and first.path_["trees"]["sensitivity"] is None
 
 
+def test_dual_second_search_stays_within_the_forest_memory_budget(monkeypatch):
+    # The bytes per tree of a fitted forest: its nodes (boxes of 2·D doubles
+    # plus links), its row of point indices and its stream.  Wide inputs make
+    # trees heavy: 120 x 600 inputs allow far fewer trees than 120 x 3.
+    rng = np.random.default_rng(3)
+    narrow = MondrianFeatures(n_trees=40, lifetime=2.0, random_state=0).fit(
+        rng.standard_normal((120, 3)))
+    f = narrow.forest_
+    per_tree = (f.n_nodes * (72 + 16 * 3) / 40 + 8 * 120
+                + path_estimators.TREE_OBJECT_BYTES)
+    assert path_estimators.dual_trees_in_memory(narrow) == int(
+        path_estimators.AUTO_DUAL_FOREST_BYTES // per_tree)
+    wide = MondrianFeatures(n_trees=40, lifetime=2.0 * 3 / 600, random_state=0).fit(
+        rng.standard_normal((120, 600)))
+    assert path_estimators.dual_trees_in_memory(wide) < path_estimators.dual_trees_in_memory(
+        narrow) / 50
+    # The estimator: the count the measurement asks for, lowered to the
+    # budget and recorded; a budget below the first forest keeps that one.
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREES", 20)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET", 150 * 60)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET_HIGH", 150 * 90)
+    X, y = _data(n=150, d=3, seed=15, noise=0.01)
+    free = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    assert free.n_trees_ > 40 and "memory_cap" not in free.path_["trees"]
+    first = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    budget = path_estimators.AUTO_DUAL_FOREST_BYTES / path_estimators.dual_trees_in_memory(
+        first.features_)
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_FOREST_BYTES", int(budget * 40.5))
+    capped = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    assert capped.path_["trees"]["memory_cap"] == 40
+    assert capped.n_trees_ == capped.path_["trees"]["final"] == 40
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_FOREST_BYTES", int(budget * 10))
+    kept = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    assert kept.path_["trees"]["memory_cap"] == 10
+    assert kept.n_trees_ == kept.path_["trees"]["final"] == 20
+    np.testing.assert_array_equal(kept.coef_, first.coef_)
+
+
 def test_ladder_tries_larger_alphas_while_the_largest_wins(monkeypatch):
     # The pilot's alpha is too small at large N; when the larger of the two
     # alphas wins at the best rung, the ladder tries CONFIRM_ALPHA_UP times

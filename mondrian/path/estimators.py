@@ -47,7 +47,7 @@ from .._validation import (check_alphas, check_array_input, check_auto_or, check
                            check_feature_names, check_fraction, check_int, check_lifetime,
                            check_positive_float, check_random_generator, check_rotation,
                            check_target_scale, plain_scalar, resolve_n_jobs)
-from ..features.mondrian import MondrianFeatures
+from ..features.mondrian import TREE_OBJECT_BYTES, MondrianFeatures, node_bytes
 from ..ridge import ridge_solve
 from .dual import (SERIAL_EIGH_ROWS, DualScorer, blas_threads, cell_labels,
                    mondrian_kernel_matrix)
@@ -63,6 +63,7 @@ __all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_CO
            "AUTO_DUAL_ROWS", "AUTO_DUAL_TREES", "AUTO_PATH_TREES", "AUTO_TREE_BUDGET",
            "AUTO_DUAL_TREE_BUDGET", "AUTO_DUAL_MAX_TREES", "AUTO_DUAL_TREE_BUDGET_HIGH",
            "AUTO_DUAL_HIGH_MAX_TREES", "TREE_EXCESS", "auto_dual_trees_wide",
+           "AUTO_DUAL_FOREST_BYTES", "dual_trees_in_memory",
            "auto_path_trees", "tree_sensitivity", "TREE_GAIN", "AUTO_TREE_BUDGET_WIDE",
            "AUTO_MAX_TREES"]
 
@@ -155,6 +156,27 @@ def _trees_in_budget(n_points: int, budget: int, cap: int) -> int:
 TREE_EXCESS = 0.01
 AUTO_DUAL_TREE_BUDGET_HIGH = 10_000_000
 AUTO_DUAL_HIGH_MAX_TREES = 32768
+
+
+#: The dual's second search keeps its forest within this many bytes: at most
+#: AUTO_DUAL_FOREST_BYTES / (the first forest's bytes per tree) trees
+#: (:func:`dual_trees_in_memory`).  A tree's nodes hold its cells' boxes,
+#: 16·D bytes a node, so on wide inputs the N·M budgets above allowed a
+#: forest far larger than its kernel needs: 500 rows x 1000 inputs
+#: (y from two of them) asked for 5000 trees, 3 GB of boxes, and the fit took
+#: 14 s with a peak of 5.5 GiB.  On 8-21 inputs a tree is 10-60 kB at the
+#: dual's sizes and the cap is far above AUTO_DUAL_HIGH_MAX_TREES.
+AUTO_DUAL_FOREST_BYTES = 2**30
+
+
+def dual_trees_in_memory(features: MondrianFeatures) -> int:
+    """Trees that AUTO_DUAL_FOREST_BYTES holds, at the bytes per tree of the
+    fitted ``features`` (its nodes at their current lifetime, each tree's
+    row of point indices and its stream)."""
+    forest = features.forest_
+    per_tree = (forest.n_nodes * node_bytes(forest.n_features) / forest.n_trees
+                + 8 * forest.n_points + TREE_OBJECT_BYTES)
+    return int(AUTO_DUAL_FOREST_BYTES // per_tree)
 
 
 def auto_dual_trees_wide(n_points: int, sensitivity: float = 0.0,
@@ -620,8 +642,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         :data:`AUTO_DUAL_MAX_TREES`), or on more where the measured excess
         s is larger: 1000·s/:data:`TREE_EXCESS` trees, at most
         :data:`AUTO_DUAL_TREE_BUDGET_HIGH`/N and
-        :data:`AUTO_DUAL_HIGH_MAX_TREES` (:func:`auto_dual_trees_wide`).
-        The count used is ``n_trees_``, the measurement ``path_['trees']``.
+        :data:`AUTO_DUAL_HIGH_MAX_TREES` (:func:`auto_dual_trees_wide`), and
+        within :data:`AUTO_DUAL_FOREST_BYTES` of forest (the boxes of wide
+        inputs: :func:`dual_trees_in_memory`).  The count used is
+        ``n_trees_``, the measurement ``path_['trees']``.
     max_lifetime : float or 'auto', default='auto'
         Terminal lifetime Λ > 0 of the forest.  'auto': λ₀ at first,
         doubled while the validation error (or the evidence) still
@@ -768,8 +792,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         ``final`` (the final forest's).  The dual solver records ``trees``
         too: ``first`` (the first search's count), ``sensitivity`` (at its
         selection; None for an explicit ``n_trees`` or without
-        leave-one-out) and ``final`` (the count searched again on, or
-        ``first``).
+        leave-one-out), ``final`` (the count searched again on, or
+        ``first``) and, when the memory budget lowered the count the
+        measurement asked for, ``memory_cap`` (:func:`dual_trees_in_memory`).
     posterior_ : LifetimePosterior or None
         Posterior over λ at ``alpha_`` (exact solver), else None.
     coef_ : ndarray of shape (n_columns at ``lifetime_``,)
@@ -987,6 +1012,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             gain = trees["sensitivity"] = _selection_sensitivity(
                 scorer, features, lifetime, alpha, n_jobs)
             wide = auto_dual_trees_wide(n_given, gain, n_trees)
+            in_memory = dual_trees_in_memory(features)
+            if in_memory < wide:
+                wide = trees["memory_cap"] = in_memory
             if gain > TREE_GAIN and wide > n_trees:
                 # The search again on the larger forest, from the same scale
                 # and as wide: its best lifetime is often another, in either
