@@ -943,24 +943,58 @@ def test_dual_second_search_stays_within_the_forest_memory_budget(monkeypatch):
         narrow) / 50
     # The estimator: the count the measurement asks for, lowered to the
     # budget and recorded; a budget below the first forest keeps that one.
+    # (At a fixed Λ, which the search reaches anyway: the budget also
+    # limits the growth of the forest, tested below.)
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREES", 20)
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET", 150 * 60)
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_TREE_BUDGET_HIGH", 150 * 90)
     X, y = _data(n=150, d=3, seed=15, noise=0.01)
     free = MondrianKernelRidgeCV(random_state=0).fit(X, y)
     assert free.n_trees_ > 40 and "memory_cap" not in free.path_["trees"]
-    first = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    top = free.features_.lifetime_
+
+    def fit(**kw):
+        with warnings.catch_warnings():
+            # the best lifetime may sit at the fixed ceiling: not the point here
+            warnings.simplefilter("ignore", UserWarning)
+            return MondrianKernelRidgeCV(max_lifetime=top, random_state=0, **kw).fit(X, y)
+
+    first = fit(n_trees=20)
     budget = path_estimators.AUTO_DUAL_FOREST_BYTES / path_estimators.dual_trees_in_memory(
         first.features_)
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_FOREST_BYTES", int(budget * 40.5))
-    capped = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    capped = fit()
     assert capped.path_["trees"]["memory_cap"] == 40
     assert capped.n_trees_ == capped.path_["trees"]["final"] == 40
     monkeypatch.setattr(path_estimators, "AUTO_DUAL_FOREST_BYTES", int(budget * 10))
-    kept = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    kept = fit()
     assert kept.path_["trees"]["memory_cap"] == 10
     assert kept.n_trees_ == kept.path_["trees"]["final"] == 20
     np.testing.assert_array_equal(kept.coef_, first.coef_)
+
+
+def test_dual_search_grows_the_forest_only_within_the_memory_budget(monkeypatch):
+    # An octave's extension at least doubles a splitting forest, so the
+    # dual's search grows it only while twice its bytes fit in
+    # AUTO_DUAL_FOREST_BYTES; else it stops there ('memory' if the error was
+    # still falling).  This fit grows its forest from λ₀ to 4λ₀ when free.
+    X, y = _data(n=150, seed=0, noise=0.01)
+    free = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    scale = free.path_["scale"]
+    assert free.features_.lifetime_ == 4 * scale
+    with pytest.warns(UserWarning, match="still falls at max_lifetime"):
+        at_scale = MondrianKernelRidgeCV(n_trees=20, max_lifetime=scale,
+                                         random_state=0).fit(X, y)
+    size = path_estimators.forest_bytes(at_scale.features_)   # the same draw, at λ₀
+    assert size == (at_scale.features_.forest_.n_nodes * (72 + 16 * 3)
+                    + 20 * (8 * 150 + path_estimators.TREE_OBJECT_BYTES))
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_FOREST_BYTES", int(2 * size) - 1)
+    held = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    assert held.features_.lifetime_ == held.path_["max_lifetime"] == scale
+    assert held.path_["stop_reason"] == "memory"
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_FOREST_BYTES", int(2 * size) + 1)
+    once = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
+    assert once.features_.lifetime_ == 2 * scale
 
 
 def test_ladder_tries_larger_alphas_while_the_largest_wins(monkeypatch):

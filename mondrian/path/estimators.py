@@ -63,7 +63,7 @@ __all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_CO
            "AUTO_DUAL_ROWS", "AUTO_DUAL_TREES", "AUTO_PATH_TREES", "AUTO_TREE_BUDGET",
            "AUTO_DUAL_TREE_BUDGET", "AUTO_DUAL_MAX_TREES", "AUTO_DUAL_TREE_BUDGET_HIGH",
            "AUTO_DUAL_HIGH_MAX_TREES", "TREE_EXCESS", "auto_dual_trees_wide",
-           "AUTO_DUAL_FOREST_BYTES", "dual_trees_in_memory",
+           "AUTO_DUAL_FOREST_BYTES", "dual_trees_in_memory", "forest_bytes",
            "auto_path_trees", "tree_sensitivity", "TREE_GAIN", "AUTO_TREE_BUDGET_WIDE",
            "AUTO_MAX_TREES"]
 
@@ -158,25 +158,32 @@ AUTO_DUAL_TREE_BUDGET_HIGH = 10_000_000
 AUTO_DUAL_HIGH_MAX_TREES = 32768
 
 
-#: The dual's second search keeps its forest within this many bytes: at most
-#: AUTO_DUAL_FOREST_BYTES / (the first forest's bytes per tree) trees
-#: (:func:`dual_trees_in_memory`).  A tree's nodes hold its cells' boxes,
-#: 16·D bytes a node, so on wide inputs the N·M budgets above allowed a
-#: forest far larger than its kernel needs: 500 rows x 1000 inputs
-#: (y from two of them) asked for 5000 trees, 3 GB of boxes, and the fit took
-#: 14 s with a peak of 5.5 GiB.  On 8-21 inputs a tree is 10-60 kB at the
-#: dual's sizes and the cap is far above AUTO_DUAL_HIGH_MAX_TREES.
+#: The dual keeps its forests within this many bytes: the second search on
+#: at most AUTO_DUAL_FOREST_BYTES / (the first forest's bytes per tree) trees
+#: (:func:`dual_trees_in_memory`), and both searches grow a forest past λ₀
+#: only while twice its bytes fit (:func:`forest_bytes`).  A tree's nodes
+#: hold its cells' boxes, 16·D bytes a node, so on wide inputs the N·M
+#: budgets above allowed a forest far larger than its kernel needs: 500
+#: rows x 1000 inputs (y from two of them) asked for 5000 trees, 3 GB of
+#: boxes, and grew the first forest to 2.4 GB; the fit took 14 s with a
+#: peak of 5.5 GiB (now 3.5 s, 1.9 GiB, the same test error).  On 4-40
+#: inputs a tree is 10-60 kB at the dual's sizes, the forests 20-200 MB:
+#: unchanged.
 AUTO_DUAL_FOREST_BYTES = 2**30
+
+
+def forest_bytes(features: MondrianFeatures) -> float:
+    """Bytes of the fitted ``features``' forest: its nodes at their current
+    lifetime, each tree's row of point indices and its stream."""
+    forest = features.forest_
+    return (forest.n_nodes * node_bytes(forest.n_features)
+            + forest.n_trees * (8 * forest.n_points + TREE_OBJECT_BYTES))
 
 
 def dual_trees_in_memory(features: MondrianFeatures) -> int:
     """Trees that AUTO_DUAL_FOREST_BYTES holds, at the bytes per tree of the
-    fitted ``features`` (its nodes at their current lifetime, each tree's
-    row of point indices and its stream)."""
-    forest = features.forest_
-    per_tree = (forest.n_nodes * node_bytes(forest.n_features) / forest.n_trees
-                + 8 * forest.n_points + TREE_OBJECT_BYTES)
-    return int(AUTO_DUAL_FOREST_BYTES // per_tree)
+    fitted ``features`` (:func:`forest_bytes`)."""
+    return int(AUTO_DUAL_FOREST_BYTES // (forest_bytes(features) / features.forest_.n_trees))
 
 
 def auto_dual_trees_wide(n_points: int, sensitivity: float = 0.0,
@@ -373,11 +380,15 @@ def _check_cv(cv):
     raise TypeError(f"cv must be None, 'loo' or an int >= 2, got {cv!r}")
 
 
-def _forest_extender(features: MondrianFeatures):
+def _forest_extender(features: MondrianFeatures, max_bytes: float | None = None):
     """``extend(lifetime)`` for :func:`search_lifetime`: grow ``features``
-    to ``lifetime`` (memorylessness, Sec. 2.2), or say why not."""
+    to ``lifetime`` (memorylessness, Sec. 2.2), or say why not: 'memory'
+    past AUTO_MAX_CELLS cells, or, with ``max_bytes``, once the forest
+    holds more than half of it (an octave's extension at least doubles
+    the cells of a forest that still splits)."""
     def extend(lifetime: float) -> str | None:
-        if features.n_cells_ > AUTO_MAX_CELLS:
+        if features.n_cells_ > AUTO_MAX_CELLS or (
+                max_bytes is not None and 2 * forest_bytes(features) > max_bytes):
             return "memory"
         before = features.n_cells_
         features.extend(lifetime)
@@ -1309,7 +1320,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             return None if reveals is None else [
                 lambda reveal=reveal: report(reveal()) for reveal in reveals]
 
-        extend = _forest_extender(features) if p["max_lifetime"] == "auto" else None
+        # Within the dual's forest budget (wide inputs: boxes of 16·D bytes a
+        # node; :data:`AUTO_DUAL_FOREST_BYTES`).
+        extend = (_forest_extender(features, max_bytes=AUTO_DUAL_FOREST_BYTES)
+                  if p["max_lifetime"] == "auto" else None)
         search = search_lifetime(lambda lam: report(scorer(lam)), scale, lam_top, extend=extend,
                                  evaluate_many=lambda lams: report(scorer.evaluate_many(lams)),
                                  prefetch=prefetch)
