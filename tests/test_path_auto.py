@@ -941,6 +941,12 @@ def test_dual_second_search_stays_within_the_forest_memory_budget(monkeypatch):
         rng.standard_normal((120, 600)))
     assert path_estimators.dual_trees_in_memory(wide) < path_estimators.dual_trees_in_memory(
         narrow) / 50
+    # A rotated forest also holds each tree's D x D rotation.
+    turned = MondrianFeatures(n_trees=40, lifetime=2.0, rotation="uniform",
+                              random_state=0).fit(rng.standard_normal((120, 3)))
+    f = turned.forest_
+    assert path_estimators.forest_bytes(turned) == (
+        f.n_nodes * (72 + 16 * 3) + 40 * (8 * 120 + path_estimators.TREE_OBJECT_BYTES + 72))
     # The estimator: the count the measurement asks for, lowered to the
     # budget and recorded; a budget below the first forest keeps that one.
     # (At a fixed Λ, which the search reaches anyway: the budget also

@@ -174,10 +174,13 @@ AUTO_DUAL_FOREST_BYTES = 2**30
 
 def forest_bytes(features: MondrianFeatures) -> float:
     """Bytes of the fitted ``features``' forest: its nodes at their current
-    lifetime, each tree's row of point indices and its stream."""
+    lifetime, each tree's row of point indices, its stream and, for a
+    rotated forest, its D x D rotation."""
     forest = features.forest_
-    return (forest.n_nodes * node_bytes(forest.n_features)
-            + forest.n_trees * (8 * forest.n_points + TREE_OBJECT_BYTES))
+    d = forest.n_features
+    rotation = 8 * d * d if forest.rotation is not None else 0
+    return (forest.n_nodes * node_bytes(d)
+            + forest.n_trees * (8 * forest.n_points + TREE_OBJECT_BYTES + rotation))
 
 
 def dual_trees_in_memory(features: MondrianFeatures) -> int:
