@@ -144,6 +144,15 @@ def dual_split(double[::1, :] L not None, const double[::1] d not None,
     return out[0], out[1], out[2]
 
 
+cdef inline void _mark(double *buf, size_t n, const int32_t *rows, int64_t k0, int64_t k1,
+                       double d, double p) noexcept nogil:
+    """buf[i] = d and buf[n + i] = p for the points i = rows[k0:k1]."""
+    cdef int64_t k
+    for k in range(k0, k1):
+        buf[rows[k]] = d
+        buf[n + rows[k]] = p
+
+
 def dual_events(double[:, :, ::1] L not None, double[:, ::1] c not None,
                 const double[::1] y not None, const int64_t[::1] tree not None,
                 const int64_t[::1] left not None, const int64_t[::1] right not None,
@@ -159,10 +168,9 @@ def dual_events(double[:, :, ::1] L not None, double[:, ::1] c not None,
     the training points), and d, p are their indicators times ``scale`` =
     1/√(2M) (:func:`dual_split`); a child without training points leaves G
     as it is.  ``rec[e + 1, :, a]`` gets (log det G, yᵀc, cᵀc) after event
-    e.  The
-    alphas run on up to ``n_threads`` threads (each its own factor, events
-    in order): the records do not depend on the thread count."""
-    cdef Py_ssize_t n_alpha = L.shape[0], a, e, k
+    e.  The alphas run on up to ``n_threads`` threads (each its own factor,
+    events in order): the records do not depend on the thread count."""
+    cdef Py_ssize_t n_alpha = L.shape[0], a, e
     cdef size_t n = L.shape[1]
     cdef int64_t m, l, r
     cdef double *buf
@@ -204,20 +212,13 @@ def dual_events(double[:, :, ::1] L not None, double[:, ::1] c not None,
                 rec[e + 1, 1, a] = rec[e, 1, a]
                 rec[e + 1, 2, a] = rec[e, 2, a]
                 continue
-            for k in range(tstart[l], tend[l]):
-                buf[perm[m, k]] = scale
-                buf[n + perm[m, k]] = scale
-            for k in range(tstart[r], tend[r]):
-                buf[perm[m, k]] = -scale
-                buf[n + perm[m, k]] = scale
+            # d = (1_l - 1_r)·scale, p = (1_l + 1_r)·scale; zeroed again after
+            _mark(buf, n, &perm[m, 0], tstart[l], tend[l], scale, scale)
+            _mark(buf, n, &perm[m, 0], tstart[r], tend[r], -scale, scale)
             st = _dual_step(&L[a, 0, 0], n, buf, buf + n, &y[0], &c[a, 0], buf + 2 * n,
                             buf + 4 * n)
-            for k in range(tstart[l], tend[l]):
-                buf[perm[m, k]] = 0.0
-                buf[n + perm[m, k]] = 0.0
-            for k in range(tstart[r], tend[r]):
-                buf[perm[m, k]] = 0.0
-                buf[n + perm[m, k]] = 0.0
+            _mark(buf, n, &perm[m, 0], tstart[l], tend[l], 0.0, 0.0)
+            _mark(buf, n, &perm[m, 0], tstart[r], tend[r], 0.0, 0.0)
             if st != MT_OK:
                 break
             rec[e + 1, 0, a] = buf[4 * n]

@@ -350,12 +350,9 @@ class DualExactRidgePath(_ExactRecords):
     def node_weights(self) -> np.ndarray:
         """Current weights ŵ = Φᵀc in node space, shape (n_alphas, n_nodes):
         on the active cells, the sum of c over their points / √M."""
-        ev, k = self.events, self._cursor
-        active = np.zeros(ev.n_nodes, dtype=bool)
-        active[ev.roots] = True
-        active[ev.left[:k]] = True
-        active[ev.right[:k]] = True
-        active[ev.nodes[:k]] = False
+        ev = self.events
+        # The cells of this state: those at the largest lifetime run to.
+        active = ev.columns_at(self._lifetime)
         out = np.zeros((self.alphas.shape[0], ev.n_nodes))
         c = np.zeros(ev.n_points)
         for a in range(self.alphas.shape[0]):
@@ -376,7 +373,10 @@ class DualExactRidgePath(_ExactRecords):
         labels = forest_cell_labels(ev.forest, self._lifetime,
                                     resolve_n_jobs(n_jobs))[rows].astype(np.int64)
         cols = labels + np.asarray(col_offset)[None, :-1]
-        W = self.node_weights()[:, np.flatnonzero(np.asarray(col_of_node) >= 0)]
+        # The weights in column order (a cell's column, not its node id).
+        active = ev.columns_at(self._lifetime)
+        W = np.empty((self.alphas.shape[0], active.shape[0]))
+        W[:, np.asarray(col_of_node)[active]] = self.node_weights()[:, active]
         return W[:, cols].sum(axis=2) / np.sqrt(ev.n_trees)
 
     def extend(self, events: SplitEvents) -> "DualExactRidgePath":
