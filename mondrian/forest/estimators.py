@@ -447,7 +447,13 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         self._selection_buffers(True)
         try:
             if auto_lifetime and max_lifetime > 0:
-                lam = _grid_lifetime(max_lifetime, lambda v: score(v, default)[0])
+                # Smoothed, the held-out error falls with λ to a plateau
+                # (the prior's increments shrink as e^(-t/θ) down a path):
+                # the descent from Λ finds the full grid's lifetime in
+                # fewer candidates (doc/forests.rst).  Unsmoothed it need
+                # not: the whole grid.
+                lam = _grid_lifetime(max_lifetime, lambda v: score(v, default)[0],
+                                     descend=params["smoothing"])
             self.lifetime_ = float(lam)
             # Held-out points at hand: they select the hyperparameters too
             # (they exercise the separation components of test points, which
@@ -671,7 +677,8 @@ _COMMON_PARAMS = """n_trees : int, default=100
         Lifetime λ of the predictions.  A number: the trees are grown to it
         and predict at it.  'auto': the trees are grown to Λ = 2⁷λ₀ (λ₀ =
         1/median ℓ₁ distance between training points), and λ is selected
-        among Λ·2⁻ᵏ, k = 0..12 (even k, then the neighbours of the best),
+        among Λ·2⁻ᵏ, k = 0..12 (even k, then the neighbours of the best;
+        smoothed, the even k from 0 up only while the error falls),
         before the smoothing, on a held-out ``validation_fraction`` of the
         training points (at most 1000 of them; see the module's
         docstring); the held-out points are then inserted into the trees.
