@@ -512,6 +512,35 @@ def test_auto_aggregation_std_is_calibrated_on_held_out_points():
     assert abs(coverage - 0.95) < 0.05, coverage
 
 
+@pytest.mark.parametrize("n", [50, 123, 1000])
+def test_std_scale_is_the_split_conformal_quantile(n):
+    """std_scale_ is q/1.96 with q the k-th smallest normalised held-out
+    residual, k = ⌈0.95 (n + 1)⌉ (the split-conformal rank): ±1.96 std then
+    covers exactly k of the n held-out points (no ties), more than the
+    plain 0.95 quantile's ⌈0.95 n⌉ -- the O(1/n) by which that one falls
+    short of the 0.95 guarantee for a new point."""
+    from mondrian.forest.estimators import conformal_rank
+
+    rng = np.random.default_rng(n)
+    mean, std = rng.standard_normal(n), rng.uniform(0.5, 2.0, n)
+    y = mean + std * rng.standard_normal(n)
+    pred = np.column_stack([mean, std**2 + mean**2])  # (mean, second moment)
+    std = np.sqrt(pred[:, 1] - mean**2)                # as the forest reads it back
+    model = MondrianForestRegressor()
+    model._calibrate(pred, y)
+    k = conformal_rank(n, 0.95)
+    assert k == int(np.ceil(0.95 * (n + 1))) and k > np.ceil(0.95 * n)
+    ratio = np.sort(np.abs(y - mean) / std)
+    assert model.std_scale_ == ratio[k - 1] / 1.959963984540054
+    covered = np.abs(y - mean) <= 1.959963984540054 * model.std_scale_ * std * (1 + 1e-12)
+    assert covered.sum() == k
+    # exact integer products: 0.95 * 20 = 19, 0.95 * 40 = 38
+    assert conformal_rank(19, 0.95) == 19 and conformal_rank(39, 0.95) == 38
+    assert conformal_rank(10, 0.95) == 11  # > n: no finite quantile
+    model._calibrate(np.column_stack([mean[:10], std[:10]**2 + mean[:10]**2]), y[:10])
+    assert model.std_scale_ == 1.0
+
+
 def test_aggregated_prediction_far_from_the_data_is_the_prior():
     """A point far outside the trees' root boxes separates from every tree
     (probability 1 - exp(-Δ·gap) = 1 in floating point) and predicts the

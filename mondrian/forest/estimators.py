@@ -174,6 +174,16 @@ def _grid_lifetime(max_lifetime: float, loss, *, descend: bool = False) -> float
     return min([lam] + fine, key=loss)
 
 
+def conformal_rank(n: int, level: float) -> int:
+    """k = ⌈level·(n + 1)⌉: the rank (1-based) of the split-conformal
+    quantile of n calibration scores, the smallest with which a new
+    exchangeable score is at most the k-th smallest with probability at
+    least ``level`` (Vovk et al. 2005; Lei et al. 2018, Thm. 2.2).  May
+    exceed n (then no finite quantile has that guarantee)."""
+    # the product rounded away from an integer it should equal
+    return int(np.ceil(level * (n + 1) - 1e-9))
+
+
 def _gauss_scores(resid: np.ndarray, var: np.ndarray) -> tuple[float, float]:
     """(mean squared error, mean negative log density of the Gaussians with
     variances ``var``, floored at 1e-300) of residuals ``resid``."""
@@ -939,9 +949,9 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         None.
     std_scale_ : float
         Factor of the predictive std: with 'auto' choosing AMF, q/1.96, q
-        the 0.95 quantile of ``|y - ŷ| / std`` over the held-out points (1 if a
-        zero std meets a non-zero residual at more than 5 % of them); else
-        1.
+        the split-conformal 0.95 quantile of ``|y - ŷ| / std`` over the n
+        held-out points (the k-th smallest, k = ⌈0.95 (n + 1)⌉; 1 if a zero
+        std meets a non-zero residual at more than n - k of them); else 1.
     n_features_in_ : int
         Number of input features.
 
@@ -1302,12 +1312,15 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
 
     def _calibrate(self, pred, y_centred) -> None:
         """``std_scale_`` of an aggregated forest selected on held-out points
-        (1 without them, ``pred`` None): q/1.96, q the 0.95 quantile of
-        ``|y - ŷ| / std`` over them, so that ±1.96 std covers 95 % of them
-        (split-conformal scaling of the normalised residual; the std of
-        AMF's node mixture is not calibrated by itself).  1 where it cannot
-        be measured (a zero std with a non-zero residual on more than 5 % of
-        the points, or no spread at all)."""
+        (1 without them, ``pred`` None): q/1.96, q the k-th smallest of the
+        n normalised residuals ``|y - ŷ| / std`` over them, k = ⌈0.95 (n +
+        1)⌉: the split-conformal quantile, with which ±1.96 std covers a new
+        point exchangeable with them with probability at least 0.95 (the
+        plain 0.95 quantile falls short by O(1/n): 1-4 % of coverage at
+        50-123 points).  The std of AMF's node mixture is not calibrated by
+        itself.  1 where it cannot be measured (a zero std with a non-zero
+        residual at more than n - k of the points, no spread at all, or
+        k > n)."""
         if pred is None:
             self.std_scale_ = 1.0
             return
@@ -1316,7 +1329,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         resid = np.abs(y_centred - mean)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(std > 0.0, resid / std, np.where(resid > 0.0, np.inf, 0.0))
-        q = float(np.quantile(ratio, COVERAGE_LEVEL))
+        k = conformal_rank(ratio.size, COVERAGE_LEVEL)
+        q = float(np.partition(ratio, k - 1)[k - 1]) if k <= ratio.size else np.inf
         self.std_scale_ = q / COVERAGE_Z if np.isfinite(q) and q > 0.0 else 1.0
 
     def _drop_stats(self) -> None:
