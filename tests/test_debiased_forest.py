@@ -161,6 +161,60 @@ def test_walk_agrees_with_the_lookup(rotation):
     assert np.all(np.isin(leaf, model.features_.forest_.active_nodes(lam)))
 
 
+@pytest.mark.parametrize("rotation", [None, "uniform"])
+def test_paths_events_equal_a_walk_from_the_root(rotation):
+    """Every pair's leaf, stay probability and empty-cell events (node and
+    q_j, in path order) equal a walk from the root that reads every box on
+    the path: the C walk starts at the first node whose box excludes the
+    point and keeps each block of rows' events until they are gathered; 650
+    rows (three blocks of 256, the last partial), points inside, around and
+    far outside the data; the same arrays on one and two threads."""
+    from mondrian._ext import _debias
+
+    rng = np.random.default_rng(7)
+    X = rng.random((400, 3))
+    model = DebiasedMondrianForestRegressor(n_trees=5, lifetime=6.0, random_state=0,
+                                            rotation=rotation).fit(X, X[:, 0])
+    forest = model.features_.forest_
+    X_test = np.vstack([rng.uniform(-0.2, 1.2, (600, 3)), X[:40], [[9.0, -9.0, 0.5]] * 10])
+    lam = model.lifetime_ * 1.5
+    out = _debias.paths(forest, X_test, lam, 1)
+    for a, b in zip(out, _debias.paths(forest, X_test, lam, 2)):
+        np.testing.assert_array_equal(a, b)
+    leaf, stay, offset, node, prob = out
+    assert np.all(np.diff(offset) >= 0) and offset[-1] == node.size == prob.size
+    tau, parent = np.asarray(forest.tau), np.asarray(forest.parent)
+    feature, threshold = np.asarray(forest.feature), np.asarray(forest.threshold)
+    left, right = np.asarray(forest.left), np.asarray(forest.right)
+    lower, upper = np.asarray(forest.lower), np.asarray(forest.upper)
+    M = forest.n_trees
+    n_outside = 0
+    for i, x_raw in enumerate(X_test):
+        for t in range(M):
+            x = forest.transform(x_raw[None, :], t)[0] if rotation else x_raw
+            j, t_prev, surv, events = int(forest.roots[t]), 0.0, 1.0, []
+            while True:
+                gap = np.sum(np.maximum(lower[j] - x, 0) + np.maximum(x - upper[j], 0))
+                rate = gap * (min(tau[j], lam) - t_prev)
+                if rate > 0:
+                    events.append((j, -surv * math.expm1(-rate)))
+                    surv *= math.exp(-rate)
+                if tau[j] > lam:
+                    break
+                t_prev, j = tau[j], (left[j] if x[feature[j]] <= threshold[j] else right[j])
+            p = i * M + t
+            assert leaf[i, t] == j
+            np.testing.assert_allclose(stay[i, t], surv, rtol=1e-12)
+            got = slice(offset[p], offset[p + 1])
+            assert list(node[got]) == [e[0] for e in events]
+            np.testing.assert_allclose(prob[got], [e[1] for e in events], rtol=1e-12)
+            n_outside += bool(events)
+            # the events start at or below the first node whose box excludes x
+            assert not events or parent[events[0][0]] < 0 or np.all(
+                (lower[parent[events[0][0]]] <= x) & (x <= upper[parent[events[0][0]]]))
+    assert 0.3 * X_test.shape[0] * M < n_outside < X_test.shape[0] * M
+
+
 def test_constants_reproduced_and_prediction_linear_in_y():
     rng = np.random.default_rng(3)
     X = rng.random((200, 2))

@@ -44,3 +44,24 @@ class DebiasedFit:
         _, ci = self.model.predict(self.grid, return_ci=True)
         mu = np.sin(2 * np.pi * self.grid[:, 0]) + self.grid[:, 1] ** 2
         return float(np.mean((ci[:, 0] <= mu) & (mu <= ci[:, 1])))
+
+
+class DebiasedPredictDeep:
+    """Mean predictions of 5000 new points on the default forest of 2·10⁴
+    points in 8-D (100 trees of about 4·10⁴ nodes each): every new point
+    lies outside the data boxes of the last 5-6 nodes of its path (of
+    about 20), so every (point, tree) pair is walked for its empty-cell
+    events (``_debias.paths``, twice: one lifetime and 1.5 times it)."""
+    timeout = 300
+
+    def setup(self):
+        if DebiasedMondrianForestRegressor is None:
+            raise NotImplementedError("no DebiasedMondrianForestRegressor in this commit")
+        rng = np.random.default_rng(0)
+        X = rng.random((20_000, 8))
+        y = np.sin(2 * np.pi * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=20_000)
+        self.model = DebiasedMondrianForestRegressor(random_state=0).fit(X, y)
+        self.X_new = rng.random((5000, 8))
+
+    def time_predict(self):
+        self.model.predict(self.X_new)

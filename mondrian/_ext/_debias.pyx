@@ -47,9 +47,15 @@ def sum_squared_weights(Forest forest, const int64_t[::1] indptr, const mt_index
 
 
 cdef extern from "c/debias.h" nogil:
+    ctypedef struct mt_debias_events:
+        pass
     int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lam,
-                        mt_index *leaf, double *stay, int64_t *n_events, const int64_t *offset,
-                        mt_index *event_node, double *event_prob, int n_threads)
+                        mt_index *leaf, double *stay, int64_t *offset,
+                        mt_debias_events **events, int n_threads)
+    void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees,
+                                 const int64_t *offset, mt_index *event_node,
+                                 double *event_prob, int n_threads)
+    void mt_debias_events_free(mt_debias_events *events)
 
 
 def paths(Forest forest, const double[:, ::1] X, double lifetime, n_threads=1):
@@ -70,40 +76,34 @@ def paths(Forest forest, const double[:, ::1] X, double lifetime, n_threads=1):
         raise ValueError(f"X has {X.shape[1]} features, the forest {forest.f.n_features}")
     leaf = np.zeros((n, m), dtype=np.int64)
     stay = np.ones((n, m), dtype=np.float64)
-    n_events = np.zeros(n * m, dtype=np.int64)
     offset = np.zeros(n * m + 1, dtype=np.int64)
     if n == 0 or m == 0:
         return leaf, stay, offset, np.empty(0, np.int64), np.empty(0)
     cdef mt_index[:, ::1] lv = leaf
     cdef double[:, ::1] sv = stay
-    cdef int64_t[::1] nv = n_events
     cdef int64_t[::1] ov = offset
+    cdef mt_index[::1] env
+    cdef double[::1] epv
+    cdef mt_debias_events *events = NULL
     cdef int status
     cdef int nt = check_threads(n_threads)
     forest._begin_read()
     try:
         with nogil:
             status = mt_debias_paths(&forest.f, &X[0, 0], n, lifetime, &lv[0, 0], &sv[0, 0],
-                                     &nv[0], NULL, NULL, NULL, nt)
+                                     &ov[0], &events, nt)
         check_status(status, "paths", arg="a lifetime out of range")
-        np.cumsum(n_events, out=offset[1:])
-        event_node = np.empty(offset[n * m], dtype=np.int64)
-        event_prob = np.empty(offset[n * m], dtype=np.float64)
-        if offset[n * m] > 0:
-            status = _fill(forest, X, n, lifetime, lv, sv, nv, ov, event_node, event_prob, nt)
-            check_status(status, "paths", arg="a lifetime out of range")
+        total = offset[n * m]
+        event_node = np.empty(total, dtype=np.int64)
+        event_prob = np.empty(total, dtype=np.float64)
+        if total > 0:
+            env = event_node
+            epv = event_prob
+            with nogil:
+                mt_debias_events_gather(events, m, &ov[0], &env[0], &epv[0], nt)
     finally:
+        mt_debias_events_free(events)
         forest._end_read()
         with nogil:
             mt_threads_release()
     return leaf, stay, offset, event_node, event_prob
-
-
-cdef int _fill(Forest forest, const double[:, ::1] X, size_t n, double lifetime,
-               mt_index[:, ::1] lv, double[:, ::1] sv, int64_t[::1] nv, int64_t[::1] ov,
-               mt_index[::1] en, double[::1] ep, int nt):
-    cdef int status
-    with nogil:
-        status = mt_debias_paths(&forest.f, &X[0, 0], n, lifetime, &lv[0, 0], &sv[0, 0],
-                                 &nv[0], &ov[0], &en[0], &ep[0], nt)
-    return status

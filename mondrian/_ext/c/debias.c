@@ -2,6 +2,8 @@
 #include "debias.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "lookup.h"
 #include "threads.h"
@@ -106,15 +108,57 @@ int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_in
     return status;
 }
 
-/* Walk x down tree m to its active node at lambda; returns the survival
- * probability, writes the leaf, and counts (or, with nodes != NULL, also
- * writes) the events q_j > 0. */
-static double walk(const mt_forest *f, size_t m, const double *x, double lambda,
-                   mt_index *leaf, int64_t *count, mt_index *nodes, double *probs)
+/* One block's events in walk order (trees outer, rows inner). */
+struct mt_debias_block {
+    mt_index *node;
+    double *prob;
+    size_t len, cap;
+};
+
+struct mt_debias_events {
+    struct mt_debias_block *block;
+    size_t n_blocks, n_rows;
+};
+
+/* Append (j, q) to a block's events, doubling its capacity when full. */
+static int block_push(struct mt_debias_block *b, mt_index j, double q)
+{
+    if (b->len == b->cap) {
+        size_t cap = b->cap > 0 ? 2 * b->cap : 1024, bytes_node, bytes_prob;
+        if (cap < b->cap || mt_mul_size(cap, sizeof(mt_index), &bytes_node) != MT_OK
+            || mt_mul_size(cap, sizeof(double), &bytes_prob) != MT_OK) {
+            return MT_ERR_OVERFLOW;
+        }
+        mt_index *node = realloc(b->node, bytes_node);
+        if (node == NULL) {
+            return MT_ERR_NOMEM;
+        }
+        b->node = node;
+        double *prob = realloc(b->prob, bytes_prob);
+        if (prob == NULL) {
+            return MT_ERR_NOMEM;
+        }
+        b->prob = prob;
+        b->cap = cap;
+    }
+    b->node[b->len] = j;
+    b->prob[b->len] = q;
+    ++b->len;
+    return MT_OK;
+}
+
+/* Walk x down its path from node j, the first whose data box does not
+ * hold it (mt_path_first_outside: the rates above j are exactly 0, and
+ * add neither an event nor a factor), to its active node at lambda;
+ * returns the survival probability, writes the leaf and the number of
+ * events q_j > 0, appended to the block's (*status: MT_OK, or the
+ * append's error). */
+static double walk(const mt_forest *f, mt_index j, const double *x, double lambda,
+                   mt_index *leaf, int64_t *count, struct mt_debias_block *events,
+                   int *status)
 {
     const size_t d = f->n_features;
-    mt_index j = f->node_offset[m];
-    double t_prev = 0.0, surv = 1.0;
+    double t_prev = mt_forest_birth(f, j), surv = 1.0;
     int64_t k = 0;
     for (;;) {
         double tj = f->tau[j];
@@ -124,9 +168,9 @@ static double walk(const mt_forest *f, size_t m, const double *x, double lambda,
         if (rate > 0.0) {
             double q = -surv * expm1(-rate);
             if (q > 0.0) {
-                if (nodes != NULL) {
-                    nodes[k] = j;
-                    probs[k] = q;
+                int st = block_push(events, j, q);
+                if (st != MT_OK) {
+                    *status = st;
                 }
                 ++k;
             }
@@ -143,25 +187,50 @@ static double walk(const mt_forest *f, size_t m, const double *x, double lambda,
     return surv;
 }
 
+void mt_debias_events_free(mt_debias_events *events)
+{
+    if (events == NULL) {
+        return;
+    }
+    for (size_t b = 0; b < events->n_blocks; ++b) {
+        free(events->block[b].node);
+        free(events->block[b].prob);
+    }
+    free(events->block);
+    free(events);
+}
+
 int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lambda,
-                    mt_index *leaf, double *stay, int64_t *n_events, const int64_t *offset,
-                    mt_index *event_node, double *event_prob, int n_threads)
+                    mt_index *leaf, double *stay, int64_t *offset, mt_debias_events **events,
+                    int n_threads)
 {
     const size_t M = f->n_trees, d = f->n_features;
+    *events = NULL;
     if (!(lambda >= 0.0) || lambda > f->lifetime) {
         return MT_ERR_ARG;
     }
+    if (X == NULL || leaf == NULL || stay == NULL || offset == NULL) {
+        return MT_ERR_ARG;
+    }
+    offset[0] = 0;
     if (n_rows == 0 || M == 0) {
         return MT_OK;
     }
-    if (X == NULL || leaf == NULL || stay == NULL || n_events == NULL
-        || (offset != NULL && (event_node == NULL || event_prob == NULL)
-            && offset[n_rows * M] > 0)) {
-        return MT_ERR_ARG;
-    }
     /* Blocks of rows, tree by tree within a block: one tree's upper nodes
-     * stay in cache while the block's points walk it. */
-    ptrdiff_t n_blocks = (ptrdiff_t)((n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK);
+     * stay in cache while the block's points walk it; each block keeps its
+     * own events, so that no pair is walked twice (counted, then written). */
+    const size_t n_blocks = (n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK;
+    mt_debias_events *ev = malloc(sizeof(*ev));
+    if (ev == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    ev->n_blocks = n_blocks;
+    ev->n_rows = n_rows;
+    ev->block = calloc(n_blocks, sizeof(*ev->block));
+    if (ev->block == NULL) {
+        free(ev);
+        return MT_ERR_NOMEM;
+    }
     const int nt = mt_walk_threads(n_rows, M, n_threads);
     int status = MT_OK;
     (void)nt;
@@ -171,43 +240,82 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
     {
     /* A rotated forest: each tree walks x in its own coordinates
      * (mt_forest_point), through the thread's scratch. */
+    /* this thread's first error (the reduction's private copy starts at
+     * INT_MAX, min's identity, so it cannot be tested for MT_OK) */
+    int local = MT_OK;
     double *scratch = NULL;
     if (f->rotation != NULL && (scratch = malloc((d > 0 ? d : 1) * sizeof(double))) == NULL) {
-        status = MT_ERR_NOMEM;
+        local = MT_ERR_NOMEM;
     }
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-    for (ptrdiff_t b = 0; b < n_blocks; ++b) {
-        if (f->rotation != NULL && scratch == NULL) {
+    for (ptrdiff_t b = 0; b < (ptrdiff_t)n_blocks; ++b) {
+        if (local != MT_OK) {
             continue;
         }
+        struct mt_debias_block *block = &ev->block[b];
         size_t r0 = (size_t)b * MT_ROW_BLOCK;
         size_t r1 = r0 + MT_ROW_BLOCK < n_rows ? r0 + MT_ROW_BLOCK : n_rows;
         for (size_t m = 0; m < M; ++m) {
             for (size_t r = r0; r < r1; ++r) {
+                const size_t p = r * M + m;
                 const double *x = mt_forest_point(f, m, X + r * d, scratch);
-                size_t p = r * M + m;
-                if (offset == NULL) {
-                    double exponent;
-                    mt_index j = mt_forest_lookup(f, m, x, lambda, &exponent);
-                    if (!(exponent > 0.0)) {
-                        leaf[p] = j;
-                        stay[p] = 1.0;
-                        n_events[p] = 0;
-                        continue;
-                    }
-                    stay[p] = walk(f, m, x, lambda, &leaf[p], &n_events[p], NULL, NULL);
-                } else if (n_events[p] > 0) {
-                    mt_index j;
-                    int64_t k;
-                    (void)walk(f, m, x, lambda, &j, &k, event_node + offset[p],
-                               event_prob + offset[p]);
+                mt_index j = mt_forest_descend(f, m, x, lambda);
+                const size_t off = (size_t)j * d;
+                if (!(mt_box_excess(x, f->lower + off, f->upper + off, d) > 0.0)) {
+                    /* inside the active node's box, so inside every box
+                     * above it: no event */
+                    leaf[p] = j;
+                    stay[p] = 1.0;
+                    offset[p + 1] = 0;
+                    continue;
                 }
+                stay[p] = walk(f, mt_path_first_outside(f, x, j), x, lambda, &leaf[p],
+                               &offset[p + 1], block, &local);
             }
         }
     }
     free(scratch);
+    if (local != MT_OK) {
+        status = local;
     }
-    return status;
+    }
+    if (status != MT_OK) {
+        mt_debias_events_free(ev);
+        return status;
+    }
+    /* offset[p + 1] holds pair p's count: the prefix sums */
+    for (size_t p = 0; p < n_rows * M; ++p) {
+        offset[p + 1] += offset[p];
+    }
+    *events = ev;
+    return MT_OK;
+}
+
+void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees,
+                             const int64_t *offset, mt_index *event_node, double *event_prob,
+                             int n_threads)
+{
+    const size_t M = n_trees, n_rows = events->n_rows;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 4) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t b = 0; b < (ptrdiff_t)events->n_blocks; ++b) {
+        const struct mt_debias_block *block = &events->block[b];
+        size_t r0 = (size_t)b * MT_ROW_BLOCK, pos = 0;
+        size_t r1 = r0 + MT_ROW_BLOCK < n_rows ? r0 + MT_ROW_BLOCK : n_rows;
+        for (size_t m = 0; m < M; ++m) {
+            for (size_t r = r0; r < r1; ++r) {
+                const size_t p = r * M + m;
+                const size_t k = (size_t)(offset[p + 1] - offset[p]);
+                if (k > 0) {
+                    memcpy(event_node + offset[p], block->node + pos, k * sizeof(mt_index));
+                    memcpy(event_prob + offset[p], block->prob + pos, k * sizeof(double));
+                    pos += k;
+                }
+            }
+        }
+    }
 }

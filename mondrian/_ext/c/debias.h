@@ -30,32 +30,46 @@
 int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_index *nodes,
                           const double *coef, size_t n_rows, double *out, int n_threads);
 
+/* The empty-cell events of mt_debias_paths, held by blocks of rows until
+ * gathered into the caller's arrays (mt_debias_events_gather), then freed
+ * (mt_debias_events_free). */
+typedef struct mt_debias_events mt_debias_events;
+
 /*
  * Where the points X (n_rows x D, row-major, raw coordinates; a rotated
  * forest's tree m sees mt_forest_point(f, m, x)) sit in every tree pruned
- * at lambda, with
- * the conditional Mondrian's empty-cell events.  Pair p = x * M + m:
+ * at lambda, with the conditional Mondrian's empty-cell events.  Pair
+ * p = x * M + m:
  *
  *   leaf[p]     the active node of x in tree m (mt_forest_lookup);
  *   stay[p]     the probability that x's cell holds its points:
  *               prod_j exp(-Delta_j eta_j(x)) down the path;
- *   n_events[p] the nodes j of the path with q_j > 0, where
+ *   events      the nodes j of the path with q_j > 0, where
  *               q_j = (prod_{i above j} exp(-Delta_i eta_i(x)))
  *                     (1 - exp(-Delta_j eta_j(x)))
- *               is the probability that x is cut away from j's points.
+ *               is the probability that x is cut away from j's points;
+ *               pair p's are entries offset[p] .. offset[p + 1] - 1
+ *               (offset: n_rows * M + 1 prefix sums), in path order.
  *
- * Called with offset == NULL it fills leaf, stay and n_events; called
- * again with offset (n_rows * M + 1 prefix sums of n_events) it writes
- * pair p's events, in path order, to event_node / event_prob at
- * offset[p] ..  A pair whose point is inside its active node's data box
- * (every point of the training data) has stay 1 and no event and is not
- * walked twice.  Parallel over rows; the results do not depend on the
- * number of threads.  MT_ERR_ARG for lambda outside [0, the forest's
- * lifetime]; MT_ERR_NOMEM if a thread's scratch (D doubles, rotated
- * forests) cannot be allocated.
+ * A pair whose point is inside its active node's data box (every point of
+ * the training data) has stay 1 and no event; for the others the walk
+ * starts at the first node of the path whose box excludes the point
+ * (mt_path_first_outside).  Every pair is walked once: its events go to
+ * its block's buffer, returned in *events, which the caller gathers into
+ * arrays of offset[n_rows * M] entries (event_node, event_prob) with
+ * mt_debias_events_gather and frees with mt_debias_events_free (*events is
+ * NULL on error, or when there are no rows or trees).  Parallel over
+ * blocks of rows; the results do not depend on the number of threads.
+ * MT_ERR_ARG for lambda outside [0, the forest's lifetime]; MT_ERR_NOMEM if
+ * a thread's scratch (D doubles, rotated forests) or the events' buffers
+ * cannot be allocated.
  */
 int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lambda,
-                    mt_index *leaf, double *stay, int64_t *n_events, const int64_t *offset,
-                    mt_index *event_node, double *event_prob, int n_threads);
+                    mt_index *leaf, double *stay, int64_t *offset, mt_debias_events **events,
+                    int n_threads);
+void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees,
+                             const int64_t *offset, mt_index *event_node, double *event_prob,
+                             int n_threads);
+void mt_debias_events_free(mt_debias_events *events);
 
 #endif /* MT_DEBIAS_H */
