@@ -178,9 +178,11 @@ def test_paths_events_equal_a_walk_from_the_root(rotation):
     forest = model.features_.forest_
     X_test = np.vstack([rng.uniform(-0.2, 1.2, (600, 3)), X[:40], [[9.0, -9.0, 0.5]] * 10])
     lam = model.lifetime_ * 1.5
-    out = _debias.paths(forest, X_test, lam, 1)
-    for a, b in zip(out, _debias.paths(forest, X_test, lam, 2)):
-        np.testing.assert_array_equal(a, b)
+    # one lifetime alone, or with others sharing the descent: the same arrays
+    out = _debias.paths(forest, X_test, [lam], 1)[0]
+    for lams, threads in (([lam], 2), ([0.5 * lam, lam, 0.0], 1), ([lam, 0.2 * lam], 2)):
+        for a, b in zip(out, _debias.paths(forest, X_test, lams, threads)[lams.index(lam)]):
+            np.testing.assert_array_equal(a, b)
     leaf, stay, offset, node, prob = out
     assert np.all(np.diff(offset) >= 0) and offset[-1] == node.size == prob.size
     tau, parent = np.asarray(forest.tau), np.asarray(forest.parent)

@@ -49,21 +49,23 @@ def sum_squared_weights(Forest forest, const int64_t[::1] indptr, const mt_index
 cdef extern from "c/debias.h" nogil:
     ctypedef struct mt_debias_events:
         pass
-    int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lam,
-                        mt_index *leaf, double *stay, int64_t *offset,
-                        mt_debias_events **events, int n_threads)
-    void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees,
+    int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows,
+                        const double *lambdas, size_t n_lambdas, mt_index *leaf, double *stay,
+                        int64_t *offset, mt_debias_events **events, int n_threads)
+    void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees, size_t r,
                                  const int64_t *offset, mt_index *event_node,
                                  double *event_prob, int n_threads)
     void mt_debias_events_free(mt_debias_events *events)
 
 
-def paths(Forest forest, const double[:, ::1] X, double lifetime, n_threads=1):
+def paths(Forest forest, const double[:, ::1] X, lifetimes, n_threads=1):
     """Active node, stay probability and empty-cell events of every point of
-    X in every tree pruned at ``lifetime`` (``c/debias.h``).
+    X in every tree pruned at each of ``lifetimes`` (``c/debias.h``: one
+    descent of each (point, tree) pair serves every lifetime).
 
     Returns
     -------
+    list, one tuple per lifetime, of
     leaf : (n, M) int64
     stay : (n, M) float64
     offset : (n·M + 1,) int64
@@ -71,39 +73,49 @@ def paths(Forest forest, const double[:, ::1] X, double lifetime, n_threads=1):
     event_node, event_prob : (offset[-1],) int64 and float64
         Node j cut away from, and the probability q_j.
     """
-    cdef size_t n = X.shape[0], m = forest.f.n_trees
+    cdef const double[::1] lam = np.ascontiguousarray(lifetimes, dtype=np.float64).reshape(-1)
+    cdef size_t n = X.shape[0], m = forest.f.n_trees, k = lam.shape[0], r
+    if k == 0:
+        raise ValueError("lifetimes must hold at least one lifetime")
     if n > 0 and <size_t>X.shape[1] != forest.f.n_features:
         raise ValueError(f"X has {X.shape[1]} features, the forest {forest.f.n_features}")
-    leaf = np.zeros((n, m), dtype=np.int64)
-    stay = np.ones((n, m), dtype=np.float64)
-    offset = np.zeros(n * m + 1, dtype=np.int64)
+    leaf = np.zeros((k, n, m), dtype=np.int64)
+    stay = np.ones((k, n, m), dtype=np.float64)
+    offset = np.zeros((k, n * m + 1), dtype=np.int64)
     if n == 0 or m == 0:
-        return leaf, stay, offset, np.empty(0, np.int64), np.empty(0)
-    cdef mt_index[:, ::1] lv = leaf
-    cdef double[:, ::1] sv = stay
-    cdef int64_t[::1] ov = offset
+        for v in lam:
+            if not 0.0 <= v <= forest.f.lifetime:
+                raise ValueError(f"paths: a lifetime out of range ({v})")
+        return [(leaf[r], stay[r], offset[r], np.empty(0, np.int64), np.empty(0))
+                for r in range(k)]
+    cdef mt_index[:, :, ::1] lv = leaf
+    cdef double[:, :, ::1] sv = stay
+    cdef int64_t[:, ::1] ov = offset
     cdef mt_index[::1] env
     cdef double[::1] epv
     cdef mt_debias_events *events = NULL
     cdef int status
     cdef int nt = check_threads(n_threads)
+    out = []
     forest._begin_read()
     try:
         with nogil:
-            status = mt_debias_paths(&forest.f, &X[0, 0], n, lifetime, &lv[0, 0], &sv[0, 0],
-                                     &ov[0], &events, nt)
+            status = mt_debias_paths(&forest.f, &X[0, 0], n, &lam[0], k, &lv[0, 0, 0],
+                                     &sv[0, 0, 0], &ov[0, 0], &events, nt)
         check_status(status, "paths", arg="a lifetime out of range")
-        total = offset[n * m]
-        event_node = np.empty(total, dtype=np.int64)
-        event_prob = np.empty(total, dtype=np.float64)
-        if total > 0:
-            env = event_node
-            epv = event_prob
-            with nogil:
-                mt_debias_events_gather(events, m, &ov[0], &env[0], &epv[0], nt)
+        for r in range(k):
+            total = offset[r, n * m]
+            event_node = np.empty(total, dtype=np.int64)
+            event_prob = np.empty(total, dtype=np.float64)
+            if total > 0:
+                env = event_node
+                epv = event_prob
+                with nogil:
+                    mt_debias_events_gather(events, m, r, &ov[r, 0], &env[0], &epv[0], nt)
+            out.append((leaf[r], stay[r], offset[r], event_node, event_prob))
     finally:
         mt_debias_events_free(events)
         forest._end_read()
         with nogil:
             mt_threads_release()
-    return leaf, stay, offset, event_node, event_prob
+    return out

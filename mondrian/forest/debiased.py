@@ -540,11 +540,18 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         self._donor = np.where(parent >= 0, parent, np.arange(parent.size))
 
     def _paths(self, X: np.ndarray, lam: float):
-        """Where the points of X sit in every tree pruned at λ.
+        """Where the points of X sit in every tree pruned at λ (the one
+        lifetime of :meth:`_paths_at`)."""
+        return self._paths_at(X, [lam])[0]
 
-        Returns the active node (m, B) of every point in every tree with
-        the probability P_b(x) (m, B) that x's cell holds its points, and
-        the empty-cell events as triples (row, donor node, probability):
+    def _paths_at(self, X: np.ndarray, lifetimes) -> list:
+        """Where the points of X sit in every tree pruned at each λ of
+        ``lifetimes`` (one walk per point and tree serves them all).
+
+        Returns, for each λ, the active node (m, B) of every point in every
+        tree with the probability P_b(x) (m, B) that x's cell holds its
+        points, and the empty-cell events as triples (row, donor node,
+        probability):
         x separates from node j's data box on its path with probability
         q_j = Π_{i above j} e^{-Δ_i η_i(x)} (1 - e^{-Δ_j η_j(x)}), and its
         cell then borrows the points of j's donor.  Only the (point, tree)
@@ -554,11 +561,14 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         """
         forest = self.features_.forest_
         B = forest.n_trees
-        leaf, prob, offset, event_node, event_prob = _debias.paths(
-            forest, X, float(lam), resolve_n_jobs(self.n_jobs))
-        # Pair p = row·B + tree holds the events offset[p]:offset[p + 1].
-        sep_rows = np.repeat(np.arange(X.shape[0] * B) // B, np.diff(offset))
-        return leaf, prob, sep_rows, self._donor[event_node], event_prob
+        out = []
+        for leaf, prob, offset, event_node, event_prob in _debias.paths(
+                forest, X, np.asarray(lifetimes, dtype=np.float64),
+                resolve_n_jobs(self.n_jobs)):
+            # Pair p = row·B + tree holds the events offset[p]:offset[p + 1].
+            sep_rows = np.repeat(np.arange(X.shape[0] * B) // B, np.diff(offset))
+            out.append((leaf, prob, sep_rows, self._donor[event_node], event_prob))
+        return out
 
     def _average(self, path, values: np.ndarray, m: int) -> np.ndarray:
         """(1/B) Σ_b [P_b(x) v_{a_b(x)} + Σ_j q_bj(x) v_{donor(j)}] for node values v."""
@@ -600,7 +610,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         level = check_fraction(level, "level")
         X = check_array_input(self, X, reset=False)
         m = X.shape[0]
-        paths = [self._paths(X, lam) for lam in self._lifetimes()]
+        paths = self._paths_at(X, self._lifetimes())
         mean = self.y_mean_ + sum(w * self._average(path, self._mean, m)
                                   for w, path in zip(self.jackknife_weights_, paths))
         if not (return_std or return_ci):

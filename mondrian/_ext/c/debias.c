@@ -116,8 +116,8 @@ struct mt_debias_block {
 };
 
 struct mt_debias_events {
-    struct mt_debias_block *block;
-    size_t n_blocks, n_rows;
+    struct mt_debias_block *block; /* n_blocks x n_lambdas, block-major */
+    size_t n_blocks, n_rows, n_lambdas;
 };
 
 /* Append (j, q) to a block's events, doubling its capacity when full. */
@@ -192,7 +192,7 @@ void mt_debias_events_free(mt_debias_events *events)
     if (events == NULL) {
         return;
     }
-    for (size_t b = 0; b < events->n_blocks; ++b) {
+    for (size_t b = 0; b < events->n_blocks * events->n_lambdas; ++b) {
         free(events->block[b].node);
         free(events->block[b].prob);
     }
@@ -200,33 +200,71 @@ void mt_debias_events_free(mt_debias_events *events)
     free(events);
 }
 
-int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lambda,
-                    mt_index *leaf, double *stay, int64_t *offset, mt_debias_events **events,
-                    int n_threads)
+/* x's active nodes in tree m at every lifetime (act[r] at lambdas[r]): one
+ * descent by the cuts to the active node at the largest, lam_max, passing
+ * through every other (split times grow along a path). */
+static void descend_all(const mt_forest *f, size_t m, const double *x, const double *lambdas,
+                        size_t n_lambdas, double lam_max, mt_index *act)
 {
-    const size_t M = f->n_trees, d = f->n_features;
+    const double *tau = f->tau;
+    mt_index j = f->node_offset[m];
+    size_t left = n_lambdas;
+    for (size_t r = 0; r < n_lambdas; ++r) {
+        act[r] = MT_NONE;
+    }
+    for (;;) {
+        const double tj = tau[j];
+        for (size_t r = 0; left > 0 && r < n_lambdas; ++r) {
+            if (act[r] == MT_NONE && tj > lambdas[r]) {
+                act[r] = j;
+                --left;
+            }
+        }
+        if (tj > lam_max) {
+            return;
+        }
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+    }
+}
+
+int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const double *lambdas,
+                    size_t n_lambdas, mt_index *leaf, double *stay, int64_t *offset,
+                    mt_debias_events **events, int n_threads)
+{
+    const size_t M = f->n_trees, d = f->n_features, pairs = n_rows * M;
     *events = NULL;
-    if (!(lambda >= 0.0) || lambda > f->lifetime) {
+    if (X == NULL || leaf == NULL || stay == NULL || offset == NULL || lambdas == NULL
+        || n_lambdas == 0) {
         return MT_ERR_ARG;
     }
-    if (X == NULL || leaf == NULL || stay == NULL || offset == NULL) {
-        return MT_ERR_ARG;
+    double lam_max = 0.0;
+    for (size_t r = 0; r < n_lambdas; ++r) {
+        if (!(lambdas[r] >= 0.0) || lambdas[r] > f->lifetime) {
+            return MT_ERR_ARG;
+        }
+        lam_max = lambdas[r] > lam_max ? lambdas[r] : lam_max;
+        offset[r * (pairs + 1)] = 0;
     }
-    offset[0] = 0;
     if (n_rows == 0 || M == 0) {
         return MT_OK;
     }
     /* Blocks of rows, tree by tree within a block: one tree's upper nodes
      * stay in cache while the block's points walk it; each block keeps its
-     * own events, so that no pair is walked twice (counted, then written). */
+     * own events, so that no pair is walked twice (counted, then written),
+     * and every lifetime's walk shares the pair's descent. */
     const size_t n_blocks = (n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK;
+    size_t n_buffers;
+    if (mt_mul_size(n_blocks, n_lambdas, &n_buffers) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
     mt_debias_events *ev = malloc(sizeof(*ev));
     if (ev == NULL) {
         return MT_ERR_NOMEM;
     }
     ev->n_blocks = n_blocks;
     ev->n_rows = n_rows;
-    ev->block = calloc(n_blocks, sizeof(*ev->block));
+    ev->n_lambdas = n_lambdas;
+    ev->block = calloc(n_buffers, sizeof(*ev->block));
     if (ev->block == NULL) {
         free(ev);
         return MT_ERR_NOMEM;
@@ -238,13 +276,15 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
 #pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
     {
-    /* A rotated forest: each tree walks x in its own coordinates
-     * (mt_forest_point), through the thread's scratch. */
     /* this thread's first error (the reduction's private copy starts at
      * INT_MAX, min's identity, so it cannot be tested for MT_OK) */
     int local = MT_OK;
+    /* the active nodes of a pair, and a rotated forest's coordinates of x
+     * in tree m (mt_forest_point) */
+    mt_index *act = malloc(n_lambdas * sizeof(mt_index));
     double *scratch = NULL;
-    if (f->rotation != NULL && (scratch = malloc((d > 0 ? d : 1) * sizeof(double))) == NULL) {
+    if (act == NULL || (f->rotation != NULL
+                        && (scratch = malloc((d > 0 ? d : 1) * sizeof(double))) == NULL)) {
         local = MT_ERR_NOMEM;
     }
 #ifdef _OPENMP
@@ -254,28 +294,33 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
         if (local != MT_OK) {
             continue;
         }
-        struct mt_debias_block *block = &ev->block[b];
         size_t r0 = (size_t)b * MT_ROW_BLOCK;
         size_t r1 = r0 + MT_ROW_BLOCK < n_rows ? r0 + MT_ROW_BLOCK : n_rows;
         for (size_t m = 0; m < M; ++m) {
-            for (size_t r = r0; r < r1; ++r) {
-                const size_t p = r * M + m;
-                const double *x = mt_forest_point(f, m, X + r * d, scratch);
-                mt_index j = mt_forest_descend(f, m, x, lambda);
-                const size_t off = (size_t)j * d;
-                if (!(mt_box_excess(x, f->lower + off, f->upper + off, d) > 0.0)) {
-                    /* inside the active node's box, so inside every box
-                     * above it: no event */
-                    leaf[p] = j;
-                    stay[p] = 1.0;
-                    offset[p + 1] = 0;
-                    continue;
+            for (size_t i = r0; i < r1; ++i) {
+                const size_t p = i * M + m;
+                const double *x = mt_forest_point(f, m, X + i * d, scratch);
+                descend_all(f, m, x, lambdas, n_lambdas, lam_max, act);
+                for (size_t r = 0; r < n_lambdas; ++r) {
+                    const size_t q = r * pairs + p;
+                    int64_t *count = &offset[r * (pairs + 1) + p + 1];
+                    const mt_index j = act[r];
+                    const size_t off = (size_t)j * d;
+                    if (!(mt_box_excess(x, f->lower + off, f->upper + off, d) > 0.0)) {
+                        /* inside the active node's box, so inside every
+                         * box above it: no event */
+                        leaf[q] = j;
+                        stay[q] = 1.0;
+                        *count = 0;
+                        continue;
+                    }
+                    stay[q] = walk(f, mt_path_first_outside(f, x, j), x, lambdas[r], &leaf[q],
+                                   count, &ev->block[(size_t)b * n_lambdas + r], &local);
                 }
-                stay[p] = walk(f, mt_path_first_outside(f, x, j), x, lambda, &leaf[p],
-                               &offset[p + 1], block, &local);
             }
         }
     }
+    free(act);
     free(scratch);
     if (local != MT_OK) {
         status = local;
@@ -285,15 +330,18 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double l
         mt_debias_events_free(ev);
         return status;
     }
-    /* offset[p + 1] holds pair p's count: the prefix sums */
-    for (size_t p = 0; p < n_rows * M; ++p) {
-        offset[p + 1] += offset[p];
+    /* offset[p + 1] holds pair p's count: the prefix sums, per lifetime */
+    for (size_t r = 0; r < n_lambdas; ++r) {
+        int64_t *o = offset + r * (pairs + 1);
+        for (size_t p = 0; p < pairs; ++p) {
+            o[p + 1] += o[p];
+        }
     }
     *events = ev;
     return MT_OK;
 }
 
-void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees,
+void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees, size_t r,
                              const int64_t *offset, mt_index *event_node, double *event_prob,
                              int n_threads)
 {
@@ -303,12 +351,12 @@ void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees,
 #pragma omp parallel for schedule(dynamic, 4) num_threads(n_threads > 0 ? n_threads : 1)
 #endif
     for (ptrdiff_t b = 0; b < (ptrdiff_t)events->n_blocks; ++b) {
-        const struct mt_debias_block *block = &events->block[b];
+        const struct mt_debias_block *block = &events->block[(size_t)b * events->n_lambdas + r];
         size_t r0 = (size_t)b * MT_ROW_BLOCK, pos = 0;
         size_t r1 = r0 + MT_ROW_BLOCK < n_rows ? r0 + MT_ROW_BLOCK : n_rows;
         for (size_t m = 0; m < M; ++m) {
-            for (size_t r = r0; r < r1; ++r) {
-                const size_t p = r * M + m;
+            for (size_t i = r0; i < r1; ++i) {
+                const size_t p = i * M + m;
                 const size_t k = (size_t)(offset[p + 1] - offset[p]);
                 if (k > 0) {
                     memcpy(event_node + offset[p], block->node + pos, k * sizeof(mt_index));

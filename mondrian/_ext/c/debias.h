@@ -38,36 +38,40 @@ typedef struct mt_debias_events mt_debias_events;
 /*
  * Where the points X (n_rows x D, row-major, raw coordinates; a rotated
  * forest's tree m sees mt_forest_point(f, m, x)) sit in every tree pruned
- * at lambda, with the conditional Mondrian's empty-cell events.  Pair
- * p = x * M + m:
+ * at each of the lifetimes lambdas[0 .. n_lambdas), with the conditional
+ * Mondrian's empty-cell events.  Pair p = x * M + m, at lifetime r (arrays
+ * lifetime-major: entry r * n_rows * M + p of leaf and stay, offset r *
+ * (n_rows * M + 1) + p of offset):
  *
- *   leaf[p]     the active node of x in tree m (mt_forest_lookup);
- *   stay[p]     the probability that x's cell holds its points:
+ *   leaf        the active node of x in tree m (mt_forest_lookup);
+ *   stay        the probability that x's cell holds its points:
  *               prod_j exp(-Delta_j eta_j(x)) down the path;
  *   events      the nodes j of the path with q_j > 0, where
  *               q_j = (prod_{i above j} exp(-Delta_i eta_i(x)))
  *                     (1 - exp(-Delta_j eta_j(x)))
  *               is the probability that x is cut away from j's points;
- *               pair p's are entries offset[p] .. offset[p + 1] - 1
- *               (offset: n_rows * M + 1 prefix sums), in path order.
+ *               pair p's are entries offset[p] .. offset[p + 1] - 1 of
+ *               lifetime r's offsets (n_rows * M + 1 prefix sums), in path
+ *               order.
  *
- * A pair whose point is inside its active node's data box (every point of
- * the training data) has stay 1 and no event; for the others the walk
- * starts at the first node of the path whose box excludes the point
- * (mt_path_first_outside).  Every pair is walked once: its events go to
- * its block's buffer, returned in *events, which the caller gathers into
- * arrays of offset[n_rows * M] entries (event_node, event_prob) with
- * mt_debias_events_gather and frees with mt_debias_events_free (*events is
- * NULL on error, or when there are no rows or trees).  Parallel over
- * blocks of rows; the results do not depend on the number of threads.
- * MT_ERR_ARG for lambda outside [0, the forest's lifetime]; MT_ERR_NOMEM if
- * a thread's scratch (D doubles, rotated forests) or the events' buffers
- * cannot be allocated.
+ * One descent by the cuts finds a pair's active nodes at every lifetime.  A
+ * pair whose point is inside its active node's data box (every point of the
+ * training data) has stay 1 and no event; for the others the walk starts at
+ * the first node of the path whose box excludes the point
+ * (mt_path_first_outside).  Every pair is walked once per lifetime: its
+ * events go to its block's buffer, returned in *events, which the caller
+ * gathers lifetime by lifetime into arrays of offset[n_rows * M] entries
+ * (event_node, event_prob) with mt_debias_events_gather and frees with
+ * mt_debias_events_free (*events is NULL on error, or when there are no
+ * rows or trees).  Parallel over blocks of rows; the results do not depend
+ * on the number of threads.  MT_ERR_ARG for no lifetime or one outside [0,
+ * the forest's lifetime]; MT_ERR_NOMEM if a thread's scratch or the
+ * events' buffers cannot be allocated.
  */
-int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, double lambda,
-                    mt_index *leaf, double *stay, int64_t *offset, mt_debias_events **events,
-                    int n_threads);
-void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees,
+int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const double *lambdas,
+                    size_t n_lambdas, mt_index *leaf, double *stay, int64_t *offset,
+                    mt_debias_events **events, int n_threads);
+void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees, size_t r,
                              const int64_t *offset, mt_index *event_node, double *event_prob,
                              int n_threads);
 void mt_debias_events_free(mt_debias_events *events);
