@@ -800,16 +800,29 @@ def test_tree_sensitivity_is_the_leave_one_out_excess_of_half_forests(forest):
         return DualRidge(mondrian_kernel_matrix(np.ascontiguousarray(part)),
                          y).loo_mse(np.array([alpha]))[0]
 
-    halves = 0.5 * (loo(labels[:, :20]) + loo(labels[:, 20:]))
-    expected = np.sqrt(halves / loo(labels)) - 1.0
-    got = path_estimators.tree_sensitivity(labels, y, alpha)
-    assert got == pytest.approx(expected, rel=1e-9)
-    given = path_estimators.tree_sensitivity(labels, y, alpha, whole_mse=loo(labels))
-    assert given == pytest.approx(expected, rel=1e-9)
-    # Halves identical to each other give the whole forest's kernel: no
-    # excess at all.
-    twice = np.ascontiguousarray(np.hstack([labels[:, :20], labels[:, :20]]))
-    assert abs(path_estimators.tree_sensitivity(twice, y, alpha)) < 1e-10
+    # both halves of three splits of the 40 trees: first and last, even and
+    # odd, and a fixed permutation's (the same for every call)
+    splits = path_estimators._half_splits(20, 3)
+    assert [sorted(o) for o in splits] == [list(range(40))] * 3
+    np.testing.assert_array_equal(splits[0], np.arange(40))
+    np.testing.assert_array_equal(splits[1][:20], np.arange(0, 40, 2))
+    np.testing.assert_array_equal(splits[2], path_estimators._half_splits(20, 3)[2])
+    assert not {tuple(sorted(o[:20])) for o in splits[2:]} & {
+        tuple(range(20)), tuple(range(20, 40)), tuple(range(0, 40, 2)), tuple(range(1, 40, 2))}
+    for count in (1, 3):
+        halves = np.mean([loo(labels[:, o[:20]]) for o in splits[:count]]
+                         + [loo(labels[:, o[20:]]) for o in splits[:count]])
+        expected = np.sqrt(halves / loo(labels)) - 1.0
+        got = path_estimators.tree_sensitivity(labels, y, alpha, splits=count)
+        assert got == pytest.approx(expected, rel=1e-9)
+        given = path_estimators.tree_sensitivity(labels, y, alpha, whole_mse=loo(labels),
+                                                 splits=count)
+        assert given == pytest.approx(expected, rel=1e-9)
+    assert path_estimators.tree_sensitivity(labels, y, alpha) == \
+        path_estimators.tree_sensitivity(labels, y, alpha, splits=1)
+    # Identical trees: every half has the whole forest's kernel, no excess.
+    same = np.ascontiguousarray(np.repeat(labels[:, :1], 40, axis=1))
+    assert abs(path_estimators.tree_sensitivity(same, y, alpha)) < 1e-10
     with pytest.raises(ValueError, match="at least 2 trees"):
         path_estimators.tree_sensitivity(labels[:, :1], y, alpha)
 
@@ -827,8 +840,9 @@ def test_auto_trees_double_when_half_forests_are_worse(monkeypatch):
     pilot = model.path_["validation_rows"]
     labels = cell_labels(model.pilot_features_, c["pilot_lifetime"])[:pilot.size]
     yp = y[pilot] - y[pilot].mean()
-    assert trees["sensitivity"] == pytest.approx(
-        path_estimators.tree_sensitivity(labels, yp, c["pilot_alpha"]), rel=1e-9)
+    assert trees["sensitivity"] == pytest.approx(path_estimators.tree_sensitivity(
+        labels, yp, c["pilot_alpha"], splits=path_estimators.PILOT_SENSITIVITY_SPLITS),
+        rel=1e-9)
     assert trees["pilot"] == model.pilot_features_.n_trees == 30
     # Low noise: half the trees are clearly worse, so the ladder's forest,
     # which is the final one, has twice as many.

@@ -207,18 +207,28 @@ def auto_dual_trees_wide(n_points: int, sensitivity: float = 0.0,
 
 
 def tree_sensitivity(labels: np.ndarray, y: np.ndarray, alpha: float,
-                     whole_mse: float | None = None) -> float:
+                     whole_mse: float | None = None, splits: int = 1) -> float:
     """Relative excess of the leave-one-out RMSE of half the trees.
 
     ``labels`` (N, M) are the cell labels of N points in M trees at one
     lifetime (:func:`~mondrian.path.dual.cell_labels`), ``y`` their centred
-    targets.  Kernel ridge on the Mondrian kernel of the first M/2 trees and
-    of the last M/2 is scored by exact leave-one-out at ``alpha``
-    (rᵢ = [(K + αI)⁻¹y]ᵢ / [(K + αI)⁻¹]ᵢᵢ) and compared with all M trees
-    (``whole_mse``, their leave-one-out MSE, if already known): returns
-    sqrt(mean of the halves' LOO MSE / the whole forest's) - 1.  Under
-    e(M) ≈ e∞ + c/M this is the error that M more trees would remove, twice
-    over; it is zero when the kernel estimate is already exact enough.
+    targets.  Kernel ridge on the Mondrian kernel of half the trees is
+    scored by exact leave-one-out at ``alpha`` (rᵢ = [(K + αI)⁻¹y]ᵢ /
+    [(K + αI)⁻¹]ᵢᵢ), for both halves of each of ``splits`` splits of the
+    trees, and compared with all M trees (``whole_mse``, their
+    leave-one-out MSE, if already known): returns sqrt(mean of the halves'
+    LOO MSE / the whole forest's) - 1.  Under e(M) ≈ e∞ + c/M this is the
+    error that M more trees would remove, twice over; it is zero when the
+    kernel estimate is already exact enough.
+
+    The splits are the first and last halves, then the even and odd trees,
+    then the halves of fixed pseudo-random permutations (:func:`_half_splits`).
+    The trees are iid, so any fixed split is a random one, and one split's
+    halves are a noisy measurement: on the CPU pilots (1000 trees, seeds
+    0-7) the first and last halves gave 0.018-0.062 and the even and odd
+    trees 0.034-0.099; the first split alone fell under :data:`TREE_GAIN`
+    at two seeds of eight, the mean of three at none
+    (:data:`PILOT_SENSITIVITY_SPLITS`).
     """
     m = labels.shape[1]
     if m < 2:
@@ -240,20 +250,54 @@ def tree_sensitivity(labels: np.ndarray, y: np.ndarray, alpha: float,
 
     half = m // 2
     whole = loo_mse(labels) if whole_mse is None else float(whole_mse)
-    halves = 0.5 * (loo_mse(labels[:, :half]) + loo_mse(labels[:, half:2 * half]))
-    return float(np.sqrt(halves / whole) - 1.0) if whole > 0 else 0.0
+    halves = []
+    for order in _half_splits(half, check_int(splits, "splits")):
+        halves += [loo_mse(labels[:, order[:half]]), loo_mse(labels[:, order[half:]])]
+    return float(np.sqrt(np.mean(halves) / whole) - 1.0) if whole > 0 else 0.0
+
+
+#: Splits of the trees into halves whose leave-one-out errors
+#: :func:`tree_sensitivity` averages for the pilot's decision to double the
+#: trees (two 1000 x 1000 leave-one-out fits each, about 0.05 s).  There
+#: the estimate meets a threshold, :data:`TREE_GAIN`, and the noise of one
+#: split decided it: on standardised CPU data at seed 2 the first split gave
+#: 0.018, three gave 0.037, and the doubled forest's test RMSE was 0.1358
+#: instead of 0.1389 (1.117 -> 1.092 times the exact ridge tuned by the
+#: 3-fold grid, whose RMSE there is 0.1244); at seeds 0 and 1 and on CCPP,
+#: abalone and protein (seeds 0-2; 0.002-0.008) the selections did not
+#: change.  The dual's second search (up to
+#: :data:`AUTO_DUAL_ROWS` points) keeps one split: there the estimate sets a
+#: number of trees in proportion (:func:`auto_dual_trees_wide`) rather than
+#: a threshold, and three splits (four more N x N fits, +10-30 % of the
+#: fit on 1000-1500 points) moved the 11 small sets' test RMSE by 0.963 to
+#: 1.019 times, a geometric mean of 0.999 over 33 fits.
+PILOT_SENSITIVITY_SPLITS = 3
+
+
+def _half_splits(half: int, count: int) -> list[np.ndarray]:
+    """``count`` orders of the tree indices 0..2·half - 1 whose first and
+    second ``half`` entries are two halves: the first and last, the even
+    and odd, then the halves of fixed pseudo-random permutations (a
+    constant seed: the same splits for every forest of that size)."""
+    idx = np.arange(2 * half)
+    orders = [idx, np.concatenate([idx[0::2], idx[1::2]])]
+    rng = np.random.default_rng(20161205)  # fixed: part of the estimator's definition
+    while len(orders) < count:
+        orders.append(rng.permutation(2 * half))
+    return orders[:count]
 
 
 def _selection_sensitivity(scorer: DualScorer, features: MondrianFeatures, lifetime: float,
-                           alpha: float, n_jobs: int) -> float:
-    """:func:`tree_sensitivity` of a leave-one-out dual selection at (λ̂, α̂):
-    the whole forest's leave-one-out from the scorer's eigendecomposition
-    (at hand), the halves' on the scorer's rows and targets."""
+                           alpha: float, n_jobs: int, splits: int = 1) -> float:
+    """:func:`tree_sensitivity` of a leave-one-out dual selection at (λ̂, α̂)
+    over ``splits`` splits of the trees: the whole forest's leave-one-out
+    from the scorer's eigendecomposition (at hand), the halves' on the
+    scorer's rows and targets."""
     rows = scorer.rows
     with blas_threads(1 if rows.shape[0] <= SERIAL_EIGH_ROWS else n_jobs):
         whole = float(scorer.best["ridge"].loo_mse(np.array([alpha]))[0])
         return tree_sensitivity(cell_labels(features, lifetime)[rows], scorer.y[rows], alpha,
-                                whole_mse=whole)
+                                whole_mse=whole, splits=splits)
 
 
 #: ``alphas='auto'`` in the dual: quarter decades over 1e-8..1e3 (the kernel
@@ -1092,7 +1136,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         if p["n_trees"] == "auto":
             # More trees where the kernel estimate's Monte-Carlo error still
             # shows (low-noise data): measured on the pilot, at its selection.
-            gain = _selection_sensitivity(scorer, pilot_features, lifetime, alpha, n_jobs)
+            gain = _selection_sensitivity(scorer, pilot_features, lifetime, alpha, n_jobs,
+                                          splits=PILOT_SENSITIVITY_SPLITS)
             wide = _trees_in_budget(X_all.shape[0], AUTO_TREE_BUDGET_WIDE, AUTO_MAX_TREES)
             trees.update(sensitivity=gain)
             if gain > TREE_GAIN and wide > n_trees:
