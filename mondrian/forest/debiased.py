@@ -519,20 +519,11 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         donor (the node whose points an empty cell separated below it
         borrows: its parent, the root for itself)."""
         forest = self.features_.forest_
-        start = np.array(forest.start, dtype=np.int64)
-        end = np.array(forest.end, dtype=np.int64)
-        offset = np.array(forest.node_offset, dtype=np.int64)
-        count = (end - start).astype(np.float64)
-        first = np.empty(count.size)
-        second = np.empty(count.size)
-        perm = forest.perm
-        for t in range(forest.n_trees):
-            nodes = slice(offset[t], offset[t + 1])
-            yt = yc[np.asarray(perm[t])]
-            for out, values in ((first, yt), (second, yt**2)):
-                cs = np.concatenate([[0.0], np.cumsum(values)])
-                out[nodes] = cs[end[nodes]] - cs[start[nodes]]
-        del perm
+        count = (np.asarray(forest.end) - np.asarray(forest.start)).astype(np.float64)
+        # prefix sums along each tree's permutation, in C (a loop over the
+        # trees in numpy took 0.6-1.0 s of a 3-4 s fit on 3·10⁴ points)
+        first = forest.node_sums(yc)
+        second = forest.node_sums(yc**2)
         self._count = count
         self._mean = first / count
         self._sq = second / count
