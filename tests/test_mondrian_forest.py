@@ -694,6 +694,46 @@ def test_paths_equal_walks_and_refuse_a_changed_forest():
                                      0.0, 1.0, 1.0, 0.1)
 
 
+@pytest.mark.parametrize("rotation", [None, "uniform"])
+def test_paths_are_every_node_to_the_leaf_with_its_gap(rotation):
+    """_mforest.Paths stores each (point, tree) path from the root to the
+    full tree's leaf with the gap to every box on it: against a walk in
+    Python, over 1100 points (three blocks of 512 rows, the last partial)
+    inside, around and far outside the data; the gaps above the first box
+    that excludes a point are exactly 0 (they are written, not computed);
+    the same arrays on one and two threads."""
+    X, _ = _data(300, 3)
+    forest = MondrianFeatures(n_trees=5, lifetime=20.0, random_state=0,
+                              rotation=rotation).fit(X).forest_
+    rng = np.random.default_rng(3)
+    Xq = np.vstack([rng.random((1000, 3)) * 1.4 - 0.2, X[:90], [[7.0, -7.0, 0.5]] * 10])
+    a, b = _mforest.Paths(forest, Xq, 1), _mforest.Paths(forest, Xq, 2)
+    for name in ("offset", "node", "gap"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    offset, node, gap = (np.asarray(v) for v in (a.offset, a.node, a.gap))
+    feature, threshold = np.asarray(forest.feature), np.asarray(forest.threshold)
+    left, right = np.asarray(forest.left), np.asarray(forest.right)
+    lower, upper = np.asarray(forest.lower), np.asarray(forest.upper)
+    M, outside = forest.n_trees, 0
+    for i, x_raw in enumerate(Xq):
+        for t in range(M):
+            x = forest.transform(x_raw[None, :], t)[0] if rotation else x_raw
+            j, path = int(forest.roots[t]), []
+            while True:
+                path.append(j)
+                if left[j] < 0:
+                    break
+                j = left[j] if x[feature[j]] <= threshold[j] else right[j]
+            got = slice(offset[i * M + t], offset[i * M + t + 1])
+            assert list(node[got]) == path
+            expected = [np.sum(np.maximum(lower[k] - x, 0) + np.maximum(x - upper[k], 0))
+                        for k in path]
+            np.testing.assert_allclose(gap[got], expected, rtol=1e-12, atol=0)
+            assert np.all(gap[got][np.asarray(expected) == 0] == 0)
+            outside += expected[-1] > 0
+    assert 0.2 * Xq.shape[0] * M < outside < Xq.shape[0] * M
+
+
 def _posterior_args():
     """A small smoothed forest, its targets, and gauss_posterior's arguments."""
     X, y = _data(120)

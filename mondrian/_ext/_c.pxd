@@ -125,10 +125,14 @@ cdef extern from "c/mforest.h" nogil:
                                 const double *mean, const double *var, const double *cov,
                                 double prior_mean, double prior_var, double time_scale,
                                 double noise_var, int n_threads, double *out)
-    int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
-                               mt_index *length)
-    int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
-                            const mt_index *offset, mt_index *node, double *gap)
+    ctypedef struct mt_paths_walk:
+        pass
+    int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_threads,
+                             mt_index *offset, mt_paths_walk **walk)
+    void mt_forest_paths_gather(const mt_paths_walk *walk, size_t n_trees,
+                                const mt_index *offset, mt_index *node, double *gap,
+                                int n_threads)
+    void mt_forest_paths_free(mt_paths_walk *walk)
     int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
                                       const mt_index *node, const double *gap, size_t n,
                                       double lam, const double *mean, const double *var,

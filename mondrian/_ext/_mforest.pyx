@@ -17,7 +17,8 @@ cimport numpy as cnp
 from ._c cimport (
     mt_index, mt_threads_release, mt_node_stats_regression, mt_node_stats_classes,
     mt_forest_gauss_posterior, mt_forest_class_posterior, mt_forest_mixture,
-    mt_forest_gauss_mixture, mt_forest_gauss_loo, mt_forest_path_lengths, mt_forest_path_fill,
+    mt_forest_gauss_mixture, mt_forest_gauss_loo, mt_paths_walk, mt_forest_paths_walk,
+    mt_forest_paths_gather, mt_forest_paths_free,
     mt_forest_gauss_mixture_paths, mt_forest_mixture_paths,
 )
 from ._forest cimport Forest
@@ -334,43 +335,39 @@ cdef class Paths:
         cdef size_t n = <size_t>xv.shape[0], M = forest.f.n_trees
         if <size_t>xv.shape[1] != forest.f.n_features or forest.f.n_nodes == 0:
             raise ValueError("X must be n x n_features, the forest fitted")
-        length = np.zeros(n * M, dtype=np.int64)
-        cdef mt_index[::1] lv = length
+        offset = np.zeros(n * M + 1, dtype=np.int64)
+        cdef mt_index[::1] ov = offset
+        cdef mt_index[::1] nv
+        cdef double[::1] gv
+        cdef mt_paths_walk *walk = NULL
         cdef int status = 0
         forest._begin_read()
         try:
             if n > 0:
                 with nogil:
-                    status = mt_forest_path_lengths(&forest.f, &xv[0, 0], n, nt, &lv[0])
-                mt_threads_release()
+                    status = mt_forest_paths_walk(&forest.f, &xv[0, 0], n, nt, &ov[0], &walk)
             check_status(status, "Paths", arg="the forest has no nodes")
-            offset = np.zeros(n * M + 1, dtype=np.int64)
-            np.cumsum(length, out=offset[1:])
             entries = int(offset[n * M])
             if max_entries is not None and entries > max_entries:
                 raise OverflowError(f"the paths have {entries} entries, more than "
                                     f"max_entries={max_entries}")
             node = np.empty(entries, dtype=np.int64)
             gap = np.empty(entries, dtype=np.float64)
-            if n > 0:
-                self._fill(forest, xv, n, nt, offset, node, gap)
+            if entries > 0:
+                nv = node
+                gv = gap
+                with nogil:
+                    mt_forest_paths_gather(walk, M, &ov[0], &nv[0], &gv[0], nt)
         finally:
+            mt_forest_paths_free(walk)
             forest._end_read()
+            with nogil:
+                mt_threads_release()
         self.forest = forest
         self.offset, self.node, self.gap = offset, node, gap
         self.n_points = <Py_ssize_t>n
         self.n_nodes = forest.f.n_nodes
         forest.pin(self)
-
-    cdef _fill(self, Forest forest, const double[:, ::1] xv, size_t n, int nt,
-               mt_index[::1] ov, mt_index[::1] nv, double[::1] gv):
-        cdef int status
-        cdef mt_index *np_ = &nv[0] if nv.shape[0] > 0 else NULL
-        cdef double *gp = &gv[0] if gv.shape[0] > 0 else NULL
-        with nogil:
-            status = mt_forest_path_fill(&forest.f, &xv[0, 0], n, nt, &ov[0], np_, gp)
-        mt_threads_release()
-        check_status(status, "Paths")
 
     cdef check(self, Forest forest):
         if forest is not self.forest or forest.f.n_nodes != self.n_nodes:

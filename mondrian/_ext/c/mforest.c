@@ -38,6 +38,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lookup.h"
@@ -711,83 +712,202 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
 /* ---------------------------------------------------------------------- */
 /* Paths of fixed points, for many mixtures at the same points (mforest.h). */
 
-static mt_index path_length(const mt_forest *f, size_t m, const double *x)
+/* One block of rows' path entries, in walk order (trees outer, rows
+ * inner). */
+struct mt_path_block {
+    mt_index *node;
+    double *gap;
+    size_t len, cap;
+};
+
+struct mt_paths_walk {
+    struct mt_path_block *block;
+    size_t n_blocks, n_rows;
+};
+
+/* Room for `more` entries in a block, doubling its capacity. */
+static int path_block_reserve(struct mt_path_block *b, size_t more)
 {
-    mt_index j = f->node_offset[m], len = 1;
-    while (f->left[j] != MT_NONE) {
-        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
-        ++len;
+    if (more <= b->cap - b->len) {
+        return MT_OK;
     }
-    return len;
+    size_t cap = b->cap > 0 ? b->cap : 4096, bytes_node, bytes_gap;
+    while (cap - b->len < more) {
+        if (cap > SIZE_MAX / 2) {
+            return MT_ERR_OVERFLOW;
+        }
+        cap *= 2;
+    }
+    if (mt_mul_size(cap, sizeof(mt_index), &bytes_node) != MT_OK
+        || mt_mul_size(cap, sizeof(double), &bytes_gap) != MT_OK) {
+        return MT_ERR_OVERFLOW;
+    }
+    mt_index *node = realloc(b->node, bytes_node);
+    if (node == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    b->node = node;
+    double *gap = realloc(b->gap, bytes_gap);
+    if (gap == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    b->gap = gap;
+    b->cap = cap;
+    return MT_OK;
 }
 
-/*
- * The two passes over the points' paths, each tree in its own coordinates:
- * with offset == NULL the path lengths (into `length`), else the nodes and
- * gaps of the paths (into node/gap at the offsets).
- */
-static int walk_paths(const mt_forest *f, const double *X, size_t n, int n_threads,
-                      mt_index *length, const mt_index *offset, mt_index *node, double *gap)
+/* x's path in tree m (x in the tree's coordinates), root to the full tree's
+ * leaf, appended to the block with the gaps to the boxes; returns the
+ * path's length (0 if the block could not grow: *status set).  The boxes
+ * that hold x are a prefix of the path (mt_path_first_outside): their gaps
+ * are 0 and are written without reading the boxes, the same numbers as
+ * mt_box_gap's (a sum of zeros). */
+static mt_index path_walk(const mt_forest *f, size_t m, const double *x,
+                          struct mt_path_block *b, int *status)
 {
-    if (f->n_nodes == 0) {
+    const size_t d = f->n_features, start = b->len;
+    mt_index j = f->node_offset[m];
+    for (;;) {
+        if (b->len == b->cap) {
+            int st = path_block_reserve(b, 64);
+            if (st != MT_OK) {
+                *status = st;
+                b->len = start;
+                return 0;
+            }
+        }
+        b->node[b->len++] = j;
+        if (f->left[j] == MT_NONE) {
+            break;
+        }
+        j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+    }
+    size_t k = b->len;
+    const size_t off = (size_t)j * d;
+    if (mt_box_excess(x, f->lower + off, f->upper + off, d) > 0.0) {
+        /* the entries from the first node whose box excludes x */
+        const mt_index first = mt_path_first_outside(f, x, j);
+        while (k > start && b->node[k - 1] != first) {
+            --k;
+        }
+        --k;
+        for (size_t q = k; q < b->len; ++q) {
+            const size_t o = (size_t)b->node[q] * d;
+            b->gap[q] = mt_box_gap(x, f->lower + o, f->upper + o, d);
+        }
+    }
+    for (size_t q = start; q < k; ++q) {
+        b->gap[q] = 0.0;
+    }
+    return (mt_index)(b->len - start);
+}
+
+void mt_forest_paths_free(mt_paths_walk *walk)
+{
+    if (walk == NULL) {
+        return;
+    }
+    for (size_t b = 0; b < walk->n_blocks; ++b) {
+        free(walk->block[b].node);
+        free(walk->block[b].gap);
+    }
+    free(walk->block);
+    free(walk);
+}
+
+int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_threads,
+                         mt_index *offset, mt_paths_walk **walk)
+{
+    const size_t d = f->n_features, M = f->n_trees;
+    *walk = NULL;
+    if (f->n_nodes == 0 || offset == NULL || (n > 0 && X == NULL)) {
         return MT_ERR_ARG;
     }
-    const size_t d = f->n_features, M = f->n_trees;
-    const ptrdiff_t count = (ptrdiff_t)n;
+    offset[0] = 0;
+    if (n == 0 || M == 0) {
+        return MT_OK;
+    }
+    /* Blocks of rows, tree by tree within a block (walk.h): a tree's upper
+     * nodes stay in cache while the block's points walk it.  Each block
+     * keeps its entries, so a path is walked once (not measured, then
+     * walked again to be written). */
+    const size_t n_blocks = (n + MT_WALK_BLOCK - 1) / MT_WALK_BLOCK;
+    mt_paths_walk *w = malloc(sizeof(*w));
+    if (w == NULL) {
+        return MT_ERR_NOMEM;
+    }
+    w->n_blocks = n_blocks;
+    w->n_rows = n;
+    w->block = calloc(n_blocks, sizeof(*w->block));
+    if (w->block == NULL) {
+        free(w);
+        return MT_ERR_NOMEM;
+    }
+    const int nt = mt_walk_threads(n, M, n_threads);
     int status = MT_OK;
-    (void)n_threads;
+    (void)nt;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads > 0 ? n_threads : 1) reduction(min : status)
+#pragma omp parallel num_threads(nt) reduction(min : status)
 #endif
     {
+        /* this thread's first error (the reduction's private copy starts
+         * at INT_MAX) */
+        int local = MT_OK;
         double *scratch = malloc((d > 0 ? d : 1) * sizeof(double));
         if (scratch == NULL) {
-            status = MT_ERR_NOMEM;
+            local = MT_ERR_NOMEM;
         }
 #ifdef _OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
 #endif
-        for (ptrdiff_t i = 0; i < count; ++i) {
-            if (scratch == NULL) {
-                continue;
-            }
-            for (size_t m = 0; m < M; ++m) {
-                const double *x = mt_forest_point(f, m, X + (size_t)i * d, scratch);
-                if (offset == NULL) {
-                    length[(size_t)i * M + m] = path_length(f, m, x);
-                    continue;
-                }
-                mt_index j = f->node_offset[m];
-                mt_index k = offset[(size_t)i * M + m], end = offset[(size_t)i * M + m + 1];
-                for (; k < end; ++k) {
-                    size_t off = (size_t)j * d;
-                    node[k] = j;
-                    gap[k] = mt_box_gap(x, f->lower + off, f->upper + off, d);
-                    if (f->left[j] == MT_NONE) {
-                        break;
-                    }
-                    j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
+        for (ptrdiff_t b = 0; b < (ptrdiff_t)n_blocks; ++b) {
+            const size_t lo = (size_t)b * MT_WALK_BLOCK;
+            const size_t hi = lo + MT_WALK_BLOCK < n ? lo + MT_WALK_BLOCK : n;
+            for (size_t m = 0; m < M && local == MT_OK; ++m) {
+                for (size_t i = lo; i < hi && local == MT_OK; ++i) {
+                    const double *x = mt_forest_point(f, m, X + i * d, scratch);
+                    offset[i * M + m + 1] = path_walk(f, m, x, &w->block[b], &local);
                 }
             }
         }
         free(scratch);
+        if (local != MT_OK) {
+            status = local;
+        }
     }
-    return status;
+    if (status != MT_OK) {
+        mt_forest_paths_free(w);
+        return status;
+    }
+    for (size_t p = 0; p < n * M; ++p) {
+        offset[p + 1] += offset[p];
+    }
+    *walk = w;
+    return MT_OK;
 }
 
-int mt_forest_path_lengths(const mt_forest *f, const double *X, size_t n, int n_threads,
-                           mt_index *length)
+void mt_forest_paths_gather(const mt_paths_walk *walk, size_t n_trees, const mt_index *offset,
+                            mt_index *node, double *gap, int n_threads)
 {
-    return walk_paths(f, X, n, n_threads, length, NULL, NULL, NULL);
-}
-
-int mt_forest_path_fill(const mt_forest *f, const double *X, size_t n, int n_threads,
-                        const mt_index *offset, mt_index *node, double *gap)
-{
-    if (offset == NULL) {
-        return MT_ERR_ARG;
+    const size_t M = n_trees, n = walk->n_rows;
+    (void)n_threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
+#endif
+    for (ptrdiff_t b = 0; b < (ptrdiff_t)walk->n_blocks; ++b) {
+        const struct mt_path_block *block = &walk->block[b];
+        const size_t lo = (size_t)b * MT_WALK_BLOCK;
+        const size_t hi = lo + MT_WALK_BLOCK < n ? lo + MT_WALK_BLOCK : n;
+        size_t pos = 0;
+        for (size_t m = 0; m < M; ++m) {
+            for (size_t i = lo; i < hi; ++i) {
+                const size_t p = i * M + m, k = (size_t)(offset[p + 1] - offset[p]);
+                memcpy(node + offset[p], block->node + pos, k * sizeof(mt_index));
+                memcpy(gap + offset[p], block->gap + pos, k * sizeof(double));
+                pos += k;
+            }
+        }
     }
-    return walk_paths(f, X, n, n_threads, NULL, offset, node, gap);
 }
 
 /* mt_forest_gauss_mixture and mt_forest_mixture at the points of stored
