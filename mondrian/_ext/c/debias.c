@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "entries.h"
 #include "lookup.h"
 #include "threads.h"
 
@@ -108,44 +109,10 @@ int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_in
     return status;
 }
 
-/* One block's events in walk order (trees outer, rows inner). */
-struct mt_debias_block {
-    mt_index *node;
-    double *prob;
-    size_t len, cap;
-};
-
 struct mt_debias_events {
-    struct mt_debias_block *block; /* n_blocks x n_lambdas, block-major */
+    mt_entry_block *block; /* n_blocks x n_lambdas, block-major */
     size_t n_blocks, n_rows, n_lambdas;
 };
-
-/* Append (j, q) to a block's events, doubling its capacity when full. */
-static int block_push(struct mt_debias_block *b, mt_index j, double q)
-{
-    if (b->len == b->cap) {
-        size_t cap = b->cap > 0 ? 2 * b->cap : 1024, bytes_node, bytes_prob;
-        if (cap < b->cap || mt_mul_size(cap, sizeof(mt_index), &bytes_node) != MT_OK
-            || mt_mul_size(cap, sizeof(double), &bytes_prob) != MT_OK) {
-            return MT_ERR_OVERFLOW;
-        }
-        mt_index *node = realloc(b->node, bytes_node);
-        if (node == NULL) {
-            return MT_ERR_NOMEM;
-        }
-        b->node = node;
-        double *prob = realloc(b->prob, bytes_prob);
-        if (prob == NULL) {
-            return MT_ERR_NOMEM;
-        }
-        b->prob = prob;
-        b->cap = cap;
-    }
-    b->node[b->len] = j;
-    b->prob[b->len] = q;
-    ++b->len;
-    return MT_OK;
-}
 
 /* Walk x down its path from node j, the first whose data box does not
  * hold it (mt_path_first_outside: the rates above j are exactly 0, and
@@ -154,8 +121,7 @@ static int block_push(struct mt_debias_block *b, mt_index j, double q)
  * events q_j > 0, appended to the block's (*status: MT_OK, or the
  * append's error). */
 static double walk(const mt_forest *f, mt_index j, const double *x, double lambda,
-                   mt_index *leaf, int64_t *count, struct mt_debias_block *events,
-                   int *status)
+                   mt_index *leaf, int64_t *count, mt_entry_block *events, int *status)
 {
     const size_t d = f->n_features;
     double t_prev = mt_forest_birth(f, j), surv = 1.0;
@@ -168,7 +134,7 @@ static double walk(const mt_forest *f, mt_index j, const double *x, double lambd
         if (rate > 0.0) {
             double q = -surv * expm1(-rate);
             if (q > 0.0) {
-                int st = block_push(events, j, q);
+                int st = mt_entry_push(events, j, q);
                 if (st != MT_OK) {
                     *status = st;
                 }
@@ -189,15 +155,10 @@ static double walk(const mt_forest *f, mt_index j, const double *x, double lambd
 
 void mt_debias_events_free(mt_debias_events *events)
 {
-    if (events == NULL) {
-        return;
+    if (events != NULL) {
+        mt_entry_blocks_free(events->block, events->n_blocks * events->n_lambdas);
+        free(events);
     }
-    for (size_t b = 0; b < events->n_blocks * events->n_lambdas; ++b) {
-        free(events->block[b].node);
-        free(events->block[b].prob);
-    }
-    free(events->block);
-    free(events);
 }
 
 /* x's active nodes in tree m at every lifetime (act[r] at lambdas[r]): one
@@ -264,7 +225,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
     ev->n_blocks = n_blocks;
     ev->n_rows = n_rows;
     ev->n_lambdas = n_lambdas;
-    ev->block = calloc(n_buffers, sizeof(*ev->block));
+    ev->block = mt_entry_blocks_new(n_buffers);
     if (ev->block == NULL) {
         free(ev);
         return MT_ERR_NOMEM;
@@ -332,10 +293,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
     }
     /* offset[p + 1] holds pair p's count: the prefix sums, per lifetime */
     for (size_t r = 0; r < n_lambdas; ++r) {
-        int64_t *o = offset + r * (pairs + 1);
-        for (size_t p = 0; p < pairs; ++p) {
-            o[p + 1] += o[p];
-        }
+        mt_entries_prefix(offset + r * (pairs + 1), pairs);
     }
     *events = ev;
     return MT_OK;
@@ -345,25 +303,6 @@ void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees, siz
                              const int64_t *offset, mt_index *event_node, double *event_prob,
                              int n_threads)
 {
-    const size_t M = n_trees, n_rows = events->n_rows;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 4) num_threads(n_threads > 0 ? n_threads : 1)
-#endif
-    for (ptrdiff_t b = 0; b < (ptrdiff_t)events->n_blocks; ++b) {
-        const struct mt_debias_block *block = &events->block[(size_t)b * events->n_lambdas + r];
-        size_t r0 = (size_t)b * MT_ROW_BLOCK, pos = 0;
-        size_t r1 = r0 + MT_ROW_BLOCK < n_rows ? r0 + MT_ROW_BLOCK : n_rows;
-        for (size_t m = 0; m < M; ++m) {
-            for (size_t i = r0; i < r1; ++i) {
-                const size_t p = i * M + m;
-                const size_t k = (size_t)(offset[p + 1] - offset[p]);
-                if (k > 0) {
-                    memcpy(event_node + offset[p], block->node + pos, k * sizeof(mt_index));
-                    memcpy(event_prob + offset[p], block->prob + pos, k * sizeof(double));
-                    pos += k;
-                }
-            }
-        }
-    }
+    mt_entries_gather(events->block + r, events->n_lambdas, events->n_blocks, MT_ROW_BLOCK,
+                      events->n_rows, n_trees, offset, event_node, event_prob, n_threads);
 }

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "entries.h"
 #include "lookup.h"
 #include "walk.h"
 
@@ -712,49 +713,10 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
 /* ---------------------------------------------------------------------- */
 /* Paths of fixed points, for many mixtures at the same points (mforest.h). */
 
-/* One block of rows' path entries, in walk order (trees outer, rows
- * inner). */
-struct mt_path_block {
-    mt_index *node;
-    double *gap;
-    size_t len, cap;
-};
-
 struct mt_paths_walk {
-    struct mt_path_block *block;
+    mt_entry_block *block;
     size_t n_blocks, n_rows;
 };
-
-/* Room for `more` entries in a block, doubling its capacity. */
-static int path_block_reserve(struct mt_path_block *b, size_t more)
-{
-    if (more <= b->cap - b->len) {
-        return MT_OK;
-    }
-    size_t cap = b->cap > 0 ? b->cap : 4096, bytes_node, bytes_gap;
-    while (cap - b->len < more) {
-        if (cap > SIZE_MAX / 2) {
-            return MT_ERR_OVERFLOW;
-        }
-        cap *= 2;
-    }
-    if (mt_mul_size(cap, sizeof(mt_index), &bytes_node) != MT_OK
-        || mt_mul_size(cap, sizeof(double), &bytes_gap) != MT_OK) {
-        return MT_ERR_OVERFLOW;
-    }
-    mt_index *node = realloc(b->node, bytes_node);
-    if (node == NULL) {
-        return MT_ERR_NOMEM;
-    }
-    b->node = node;
-    double *gap = realloc(b->gap, bytes_gap);
-    if (gap == NULL) {
-        return MT_ERR_NOMEM;
-    }
-    b->gap = gap;
-    b->cap = cap;
-    return MT_OK;
-}
 
 /* x's path in tree m (x in the tree's coordinates), root to the full tree's
  * leaf, appended to the block with the gaps to the boxes; returns the
@@ -762,14 +724,14 @@ static int path_block_reserve(struct mt_path_block *b, size_t more)
  * that hold x are a prefix of the path (mt_path_first_outside): their gaps
  * are 0 and are written without reading the boxes, the same numbers as
  * mt_box_gap's (a sum of zeros). */
-static mt_index path_walk(const mt_forest *f, size_t m, const double *x,
-                          struct mt_path_block *b, int *status)
+static mt_index path_walk(const mt_forest *f, size_t m, const double *x, mt_entry_block *b,
+                          int *status)
 {
     const size_t d = f->n_features, start = b->len;
     mt_index j = f->node_offset[m];
     for (;;) {
         if (b->len == b->cap) {
-            int st = path_block_reserve(b, 64);
+            int st = mt_entry_reserve(b, 64);
             if (st != MT_OK) {
                 *status = st;
                 b->len = start;
@@ -793,26 +755,21 @@ static mt_index path_walk(const mt_forest *f, size_t m, const double *x,
         --k;
         for (size_t q = k; q < b->len; ++q) {
             const size_t o = (size_t)b->node[q] * d;
-            b->gap[q] = mt_box_gap(x, f->lower + o, f->upper + o, d);
+            b->value[q] = mt_box_gap(x, f->lower + o, f->upper + o, d);
         }
     }
     for (size_t q = start; q < k; ++q) {
-        b->gap[q] = 0.0;
+        b->value[q] = 0.0;
     }
     return (mt_index)(b->len - start);
 }
 
 void mt_forest_paths_free(mt_paths_walk *walk)
 {
-    if (walk == NULL) {
-        return;
+    if (walk != NULL) {
+        mt_entry_blocks_free(walk->block, walk->n_blocks);
+        free(walk);
     }
-    for (size_t b = 0; b < walk->n_blocks; ++b) {
-        free(walk->block[b].node);
-        free(walk->block[b].gap);
-    }
-    free(walk->block);
-    free(walk);
 }
 
 int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_threads,
@@ -838,7 +795,7 @@ int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_th
     }
     w->n_blocks = n_blocks;
     w->n_rows = n;
-    w->block = calloc(n_blocks, sizeof(*w->block));
+    w->block = mt_entry_blocks_new(n_blocks);
     if (w->block == NULL) {
         free(w);
         return MT_ERR_NOMEM;
@@ -879,9 +836,7 @@ int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_th
         mt_forest_paths_free(w);
         return status;
     }
-    for (size_t p = 0; p < n * M; ++p) {
-        offset[p + 1] += offset[p];
-    }
+    mt_entries_prefix(offset, n * M);
     *walk = w;
     return MT_OK;
 }
@@ -889,25 +844,8 @@ int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_th
 void mt_forest_paths_gather(const mt_paths_walk *walk, size_t n_trees, const mt_index *offset,
                             mt_index *node, double *gap, int n_threads)
 {
-    const size_t M = n_trees, n = walk->n_rows;
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
-#endif
-    for (ptrdiff_t b = 0; b < (ptrdiff_t)walk->n_blocks; ++b) {
-        const struct mt_path_block *block = &walk->block[b];
-        const size_t lo = (size_t)b * MT_WALK_BLOCK;
-        const size_t hi = lo + MT_WALK_BLOCK < n ? lo + MT_WALK_BLOCK : n;
-        size_t pos = 0;
-        for (size_t m = 0; m < M; ++m) {
-            for (size_t i = lo; i < hi; ++i) {
-                const size_t p = i * M + m, k = (size_t)(offset[p + 1] - offset[p]);
-                memcpy(node + offset[p], block->node + pos, k * sizeof(mt_index));
-                memcpy(gap + offset[p], block->gap + pos, k * sizeof(double));
-                pos += k;
-            }
-        }
-    }
+    mt_entries_gather(walk->block, 1, walk->n_blocks, MT_WALK_BLOCK, walk->n_rows, n_trees,
+                      offset, node, gap, n_threads);
 }
 
 /* mt_forest_gauss_mixture and mt_forest_mixture at the points of stored
