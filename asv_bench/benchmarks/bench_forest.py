@@ -108,3 +108,31 @@ class NodePosteriorLarge:
             self.posterior(*self.args, out=self.out)
         else:
             self.posterior(*self.args, out=self.out, work=self.work)
+
+
+class HeldOutPathsCPU:
+    """The stored paths of 1000 held-out CPU points down 100 trees grown to
+    the default Λ = 2⁷λ₀ on the other points (about 9·10⁵ nodes): what the
+    default fit's selection walks once and reads for every candidate
+    (``mondrian._ext._mforest.Paths``)."""
+
+    params = ([1, 2],)
+    param_names = ["n_jobs"]
+    timeout = 120
+
+    def setup(self, n_jobs):
+        try:
+            from mondrian import MondrianFeatures
+            from mondrian._ext import _mforest
+            from mondrian._scale import lifetime_scale
+        except ImportError:  # older commits
+            raise NotImplementedError("no stored paths in this commit")
+        X, _, _, _ = cpu_arrays()
+        lam0 = lifetime_scale(X, np.random.default_rng(0))
+        self.forest = MondrianFeatures(100, lifetime=128 * lam0,
+                                       random_state=0).fit(X[1000:]).forest_
+        self.X_held = np.ascontiguousarray(X[:1000])
+        self.paths = _mforest.Paths
+
+    def time_paths(self, n_jobs):
+        self.paths(self.forest, self.X_held, n_jobs)
