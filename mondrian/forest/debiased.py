@@ -520,8 +520,9 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         borrows: its parent, the root for itself)."""
         forest = self.features_.forest_
         count = (np.asarray(forest.end) - np.asarray(forest.start)).astype(np.float64)
-        # prefix sums along each tree's permutation, in C (a loop over the
-        # trees in numpy took 0.6-1.0 s of a 3-4 s fit on 3·10⁴ points)
+        # prefix sums along each tree's permutation, in C: the numbers of
+        # the numpy loop over the trees it replaces, bit for bit (3·10⁴
+        # points, 100 trees: 0.13 -> 0.08 s)
         first = forest.node_sums(yc)
         second = forest.node_sums(yc**2)
         self._count = count

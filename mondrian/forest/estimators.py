@@ -180,7 +180,8 @@ def conformal_rank(n: int, level: float) -> int:
     exchangeable score is at most the k-th smallest with probability at
     least ``level`` (Vovk et al. 2005; Lei et al. 2018, Thm. 2.2).  May
     exceed n (then no finite quantile has that guarantee)."""
-    # the product rounded away from an integer it should equal
+    # less 1e-9: a product that is an integer (0.95 · 20) but rounds just
+    # above it must not be ceiled to the next one
     return int(np.ceil(level * (n + 1) - 1e-9))
 
 
