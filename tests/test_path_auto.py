@@ -825,6 +825,10 @@ def test_tree_sensitivity_is_the_leave_one_out_excess_of_half_forests(forest):
     assert abs(path_estimators.tree_sensitivity(same, y, alpha)) < 1e-10
     with pytest.raises(ValueError, match="at least 2 trees"):
         path_estimators.tree_sensitivity(labels[:, :1], y, alpha)
+    with pytest.raises(ValueError, match="splits must be >= 1"):
+        path_estimators.tree_sensitivity(labels, y, alpha, splits=0)
+    with pytest.raises(TypeError, match="splits must be an integer"):
+        path_estimators.tree_sensitivity(labels, y, alpha, splits=1.5)
 
 
 def test_auto_trees_double_when_half_forests_are_worse(monkeypatch):
