@@ -185,6 +185,11 @@ def test_paths_events_equal_a_walk_from_the_root(rotation):
             np.testing.assert_array_equal(a, b)
     leaf, stay, offset, node, prob = out
     assert np.all(np.diff(offset) >= 0) and offset[-1] == node.size == prob.size
+    for bad in ([], [-1.0], [np.nan], [lam, 2.0 * forest.lifetime]):
+        with pytest.raises(ValueError, match="lifetime"):
+            _debias.paths(forest, X_test, bad, 1)
+        with pytest.raises(ValueError, match="lifetime"):
+            _debias.paths(forest, X_test[:0], bad, 1)
     tau, parent = np.asarray(forest.tau), np.asarray(forest.parent)
     feature, threshold = np.asarray(forest.feature), np.asarray(forest.threshold)
     left, right = np.asarray(forest.left), np.asarray(forest.right)
