@@ -152,7 +152,7 @@ def test_walk_agrees_with_the_lookup(rotation):
                                             rotation=rotation).fit(X, X[:, 0])
     X_test = rng.uniform(-0.3, 1.3, (200, 3))
     lam = model.lifetime_ * 1.5
-    leaf, prob, rows, _, q = model._paths(X_test, lam)
+    leaf, prob, rows, _, q = model._paths(X_test, [lam])[0]
     Phi = model.features_.transform(X_test, lam)
     np.testing.assert_allclose(prob, Phi.toarray()[Phi.toarray() > 0].reshape(200, 8)
                                * math.sqrt(8), rtol=1e-12)
@@ -237,7 +237,7 @@ def test_constants_reproduced_and_prediction_linear_in_y():
     np.testing.assert_allclose(p12, p1 - 3 * p2, rtol=1e-10, atol=1e-12)
     # Training points only: every P_b = 1, no empty cell anywhere.
     model = DebiasedMondrianForestRegressor(**params).fit(X, y1)
-    assert model._paths(X, model.lifetime_)[2].size == 0
+    assert model._paths(X, [model.lifetime_])[0][2].size == 0
     mean, std = model.predict(X, return_std=True)
     assert np.all(np.isfinite(mean)) and np.all(std > 0)
 

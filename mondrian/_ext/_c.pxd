@@ -111,6 +111,14 @@ cdef extern from "c/nodestats.h" nogil:
     int mt_node_stats_classes(const mt_forest *f, const mt_index *labels, size_t n_classes,
                               int n_threads, double *counts)
 
+cdef extern from "c/entries.h" nogil:
+    ctypedef struct mt_entries:
+        pass
+    void mt_entries_gather(const mt_entries *entries, size_t l, size_t n_trees,
+                           const int64_t *offset, mt_index *node, double *value,
+                           int n_threads)
+    void mt_entries_free(mt_entries *entries)
+
 cdef extern from "c/mforest.h" nogil:
     int mt_forest_gauss_posterior(const mt_forest *f, double lam, const double *count,
                                   const double *sum, double prior_mean, double prior_var,
@@ -125,14 +133,8 @@ cdef extern from "c/mforest.h" nogil:
                                 const double *mean, const double *var, const double *cov,
                                 double prior_mean, double prior_var, double time_scale,
                                 double noise_var, int n_threads, double *out)
-    ctypedef struct mt_paths_walk:
-        pass
     int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_threads,
-                             mt_index *offset, mt_paths_walk **walk)
-    void mt_forest_paths_gather(const mt_paths_walk *walk, size_t n_trees,
-                                const mt_index *offset, mt_index *node, double *gap,
-                                int n_threads)
-    void mt_forest_paths_free(mt_paths_walk *walk)
+                             mt_index *offset, mt_entries **walk)
     int mt_forest_gauss_mixture_paths(const mt_forest *f, const mt_index *offset,
                                       const mt_index *node, const double *gap, size_t n,
                                       double lam, const double *mean, const double *var,

@@ -5,7 +5,8 @@ from libc.stdint cimport int64_t
 
 import numpy as np
 
-from ._c cimport mt_forest, mt_index, mt_threads_release
+from ._c cimport (mt_entries, mt_entries_free, mt_entries_gather, mt_forest, mt_index,
+                 mt_threads_release)
 from ._forest cimport Forest
 from ._status cimport check_status, check_threads
 
@@ -47,15 +48,9 @@ def sum_squared_weights(Forest forest, const int64_t[::1] indptr, const mt_index
 
 
 cdef extern from "c/debias.h" nogil:
-    ctypedef struct mt_debias_events:
-        pass
     int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows,
                         const double *lambdas, size_t n_lambdas, mt_index *leaf, double *stay,
-                        int64_t *offset, mt_debias_events **events, int n_threads)
-    void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees, size_t r,
-                                 const int64_t *offset, mt_index *event_node,
-                                 double *event_prob, int n_threads)
-    void mt_debias_events_free(mt_debias_events *events)
+                        int64_t *offset, mt_entries **events, int n_threads)
 
 
 def paths(Forest forest, const double[:, ::1] X, lifetimes, n_threads=1):
@@ -82,26 +77,25 @@ def paths(Forest forest, const double[:, ::1] X, lifetimes, n_threads=1):
     leaf = np.zeros((k, n, m), dtype=np.int64)
     stay = np.ones((k, n, m), dtype=np.float64)
     offset = np.zeros((k, n * m + 1), dtype=np.int64)
-    if n == 0 or m == 0:
-        for v in lam:
-            if not 0.0 <= v <= forest.f.lifetime:
-                raise ValueError(f"paths: a lifetime out of range ({v})")
-        return [(leaf[r], stay[r], offset[r], np.empty(0, np.int64), np.empty(0))
-                for r in range(k)]
+    cdef bint pairs = n > 0 and m > 0
+    # No pairs: the C call only checks the lifetimes (X, leaf, stay unread).
     cdef mt_index[:, :, ::1] lv = leaf
     cdef double[:, :, ::1] sv = stay
+    cdef const double *xp = &X[0, 0] if pairs else NULL
+    cdef mt_index *lp = &lv[0, 0, 0] if pairs else NULL
+    cdef double *sp = &sv[0, 0, 0] if pairs else NULL
     cdef int64_t[:, ::1] ov = offset
     cdef mt_index[::1] env
     cdef double[::1] epv
-    cdef mt_debias_events *events = NULL
+    cdef mt_entries *events = NULL
     cdef int status
     cdef int nt = check_threads(n_threads)
     out = []
     forest._begin_read()
     try:
         with nogil:
-            status = mt_debias_paths(&forest.f, &X[0, 0], n, &lam[0], k, &lv[0, 0, 0],
-                                     &sv[0, 0, 0], &ov[0, 0], &events, nt)
+            status = mt_debias_paths(&forest.f, xp, n, &lam[0], k, lp, sp, &ov[0, 0], &events,
+                                     nt)
         check_status(status, "paths", arg="a lifetime out of range")
         for r in range(k):
             total = offset[r, n * m]
@@ -111,10 +105,10 @@ def paths(Forest forest, const double[:, ::1] X, lifetimes, n_threads=1):
                 env = event_node
                 epv = event_prob
                 with nogil:
-                    mt_debias_events_gather(events, m, r, &ov[r, 0], &env[0], &epv[0], nt)
+                    mt_entries_gather(events, r, m, &ov[r, 0], &env[0], &epv[0], nt)
             out.append((leaf[r], stay[r], offset[r], event_node, event_prob))
     finally:
-        mt_debias_events_free(events)
+        mt_entries_free(events)
         forest._end_read()
         with nogil:
             mt_threads_release()

@@ -17,8 +17,8 @@ cimport numpy as cnp
 from ._c cimport (
     mt_index, mt_threads_release, mt_node_stats_regression, mt_node_stats_classes,
     mt_forest_gauss_posterior, mt_forest_class_posterior, mt_forest_mixture,
-    mt_forest_gauss_mixture, mt_forest_gauss_loo, mt_paths_walk, mt_forest_paths_walk,
-    mt_forest_paths_gather, mt_forest_paths_free,
+    mt_forest_gauss_mixture, mt_forest_gauss_loo, mt_entries, mt_entries_gather,
+    mt_entries_free, mt_forest_paths_walk,
     mt_forest_gauss_mixture_paths, mt_forest_mixture_paths,
 )
 from ._forest cimport Forest
@@ -339,7 +339,7 @@ cdef class Paths:
         cdef mt_index[::1] ov = offset
         cdef mt_index[::1] nv
         cdef double[::1] gv
-        cdef mt_paths_walk *walk = NULL
+        cdef mt_entries *walk = NULL
         cdef int status = 0
         forest._begin_read()
         try:
@@ -357,9 +357,9 @@ cdef class Paths:
                 nv = node
                 gv = gap
                 with nogil:
-                    mt_forest_paths_gather(walk, M, &ov[0], &nv[0], &gv[0], nt)
+                    mt_entries_gather(walk, 0, M, &ov[0], &nv[0], &gv[0], nt)
         finally:
-            mt_forest_paths_free(walk)
+            mt_entries_free(walk)
             forest._end_read()
             with nogil:
                 mt_threads_release()

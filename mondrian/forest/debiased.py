@@ -531,12 +531,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         parent = np.array(forest.parent, dtype=np.int64)
         self._donor = np.where(parent >= 0, parent, np.arange(parent.size))
 
-    def _paths(self, X: np.ndarray, lam: float):
-        """Where the points of X sit in every tree pruned at λ (the one
-        lifetime of :meth:`_paths_at`)."""
-        return self._paths_at(X, [lam])[0]
-
-    def _paths_at(self, X: np.ndarray, lifetimes) -> list:
+    def _paths(self, X: np.ndarray, lifetimes) -> list:
         """Where the points of X sit in every tree pruned at each λ of
         ``lifetimes`` (one walk per point and tree serves them all).
 
@@ -602,7 +597,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         level = check_fraction(level, "level")
         X = check_array_input(self, X, reset=False)
         m = X.shape[0]
-        paths = self._paths_at(X, self._lifetimes())
+        paths = self._paths(X, self._lifetimes())
         mean = self.y_mean_ + sum(w * self._average(path, self._mean, m)
                                   for w, path in zip(self.jackknife_weights_, paths))
         if not (return_std or return_ci):

@@ -347,17 +347,24 @@ class DualExactRidgePath(_ExactRecords):
         logdet = logdet_g + (cols[:, None] - self.n_points) * np.log(alphas)
         return cols, self.yty - alphas * yc, yc - alphas * cc, logdet
 
-    def node_weights(self) -> np.ndarray:
-        """Current weights ŵ = Φᵀc in node space, shape (n_alphas, n_nodes):
-        on the active cells, the sum of c over their points / √M."""
+    def _cell_weights(self, active: np.ndarray) -> np.ndarray:
+        """ŵ = Φᵀc on the cells ``active`` (this state's, the active nodes
+        at the largest lifetime run to), shape (n_alphas, len(active)): the
+        sum of c over their points / √M."""
         ev = self.events
-        # The cells of this state: those at the largest lifetime run to.
-        active = ev.columns_at(self._lifetime)
-        out = np.zeros((self.alphas.shape[0], ev.n_nodes))
+        out = np.empty((self.alphas.shape[0], active.shape[0]))
         c = np.zeros(ev.n_points)
         for a in range(self.alphas.shape[0]):
             c[self._train] = self._c[a]
-            out[a, active] = ev.node_sums(c)[active] / np.sqrt(ev.n_trees)
+            out[a] = ev.node_sums(c)[active] / np.sqrt(ev.n_trees)
+        return out
+
+    def node_weights(self) -> np.ndarray:
+        """Current weights ŵ = Φᵀc in node space, shape (n_alphas, n_nodes):
+        on the active cells, the sum of c over their points / √M."""
+        active = self.events.columns_at(self._lifetime)
+        out = np.zeros((self.alphas.shape[0], self.events.n_nodes))
+        out[:, active] = self._cell_weights(active)
         return out
 
     def predict_points(self, rows, n_jobs: int | None = None) -> np.ndarray:
@@ -376,7 +383,7 @@ class DualExactRidgePath(_ExactRecords):
         # The weights in column order (a cell's column, not its node id).
         active = ev.columns_at(self._lifetime)
         W = np.empty((self.alphas.shape[0], active.shape[0]))
-        W[:, np.asarray(col_of_node)[active]] = self.node_weights()[:, active]
+        W[:, np.asarray(col_of_node)[active]] = self._cell_weights(active)
         return W[:, cols].sum(axis=2) / np.sqrt(ev.n_trees)
 
     def extend(self, events: SplitEvents) -> "DualExactRidgePath":

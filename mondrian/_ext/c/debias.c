@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "entries.h"
 #include "lookup.h"
@@ -109,11 +108,6 @@ int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_in
     return status;
 }
 
-struct mt_debias_events {
-    mt_entry_block *block; /* n_blocks x n_lambdas, block-major */
-    size_t n_blocks, n_rows, n_lambdas;
-};
-
 /* Walk x down its path from node j, the first whose data box does not
  * hold it (mt_path_first_outside: the rates above j are exactly 0, and
  * add neither an event nor a factor), to its active node at lambda;
@@ -153,14 +147,6 @@ static double walk(const mt_forest *f, mt_index j, const double *x, double lambd
     return surv;
 }
 
-void mt_debias_events_free(mt_debias_events *events)
-{
-    if (events != NULL) {
-        mt_entry_blocks_free(events->block, events->n_blocks * events->n_lambdas);
-        free(events);
-    }
-}
-
 /* x's active nodes in tree m at every lifetime (act[r] at lambdas[r]): one
  * descent by the cuts to the active node at the largest, lam_max, passing
  * through every other (split times grow along a path). */
@@ -190,12 +176,11 @@ static void descend_all(const mt_forest *f, size_t m, const double *x, const dou
 
 int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const double *lambdas,
                     size_t n_lambdas, mt_index *leaf, double *stay, int64_t *offset,
-                    mt_debias_events **events, int n_threads)
+                    mt_entries **events, int n_threads)
 {
     const size_t M = f->n_trees, d = f->n_features, pairs = n_rows * M;
     *events = NULL;
-    if (X == NULL || leaf == NULL || stay == NULL || offset == NULL || lambdas == NULL
-        || n_lambdas == 0) {
+    if (offset == NULL || lambdas == NULL || n_lambdas == 0) {
         return MT_ERR_ARG;
     }
     double lam_max = 0.0;
@@ -209,25 +194,15 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
     if (n_rows == 0 || M == 0) {
         return MT_OK;
     }
+    if (X == NULL || leaf == NULL || stay == NULL) {
+        return MT_ERR_ARG;
+    }
     /* Blocks of rows, tree by tree within a block: one tree's upper nodes
      * stay in cache while the block's points walk it; each block keeps its
      * own events, so that no pair is walked twice (counted, then written),
      * and every lifetime's walk shares the pair's descent. */
-    const size_t n_blocks = (n_rows + MT_ROW_BLOCK - 1) / MT_ROW_BLOCK;
-    size_t n_buffers;
-    if (mt_mul_size(n_blocks, n_lambdas, &n_buffers) != MT_OK) {
-        return MT_ERR_OVERFLOW;
-    }
-    mt_debias_events *ev = malloc(sizeof(*ev));
+    mt_entries *ev = mt_entries_new(n_rows, MT_ROW_BLOCK, n_lambdas);
     if (ev == NULL) {
-        return MT_ERR_NOMEM;
-    }
-    ev->n_blocks = n_blocks;
-    ev->n_rows = n_rows;
-    ev->n_lambdas = n_lambdas;
-    ev->block = mt_entry_blocks_new(n_buffers);
-    if (ev->block == NULL) {
-        free(ev);
         return MT_ERR_NOMEM;
     }
     const int nt = mt_walk_threads(n_rows, M, n_threads);
@@ -251,7 +226,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-    for (ptrdiff_t b = 0; b < (ptrdiff_t)n_blocks; ++b) {
+    for (ptrdiff_t b = 0; b < (ptrdiff_t)ev->n_blocks; ++b) {
         if (local != MT_OK) {
             continue;
         }
@@ -276,7 +251,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
                         continue;
                     }
                     stay[q] = walk(f, mt_path_first_outside(f, x, j), x, lambdas[r], &leaf[q],
-                                   count, &ev->block[(size_t)b * n_lambdas + r], &local);
+                                   count, mt_entries_block(ev, (size_t)b, r), &local);
                 }
             }
         }
@@ -288,7 +263,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
     }
     }
     if (status != MT_OK) {
-        mt_debias_events_free(ev);
+        mt_entries_free(ev);
         return status;
     }
     /* offset[p + 1] holds pair p's count: the prefix sums, per lifetime */
@@ -297,12 +272,4 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
     }
     *events = ev;
     return MT_OK;
-}
-
-void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees, size_t r,
-                             const int64_t *offset, mt_index *event_node, double *event_prob,
-                             int n_threads)
-{
-    mt_entries_gather(events->block + r, events->n_lambdas, events->n_blocks, MT_ROW_BLOCK,
-                      events->n_rows, n_trees, offset, event_node, event_prob, n_threads);
 }

@@ -22,6 +22,7 @@
 #ifndef MT_DEBIAS_H
 #define MT_DEBIAS_H
 
+#include "entries.h"
 #include "forest.h"
 
 /* MT_ERR_ARG on a node id outside [0, n_nodes) or a forest without its
@@ -29,11 +30,6 @@
  * allocated. */
 int mt_debias_sum_squares(const mt_forest *f, const int64_t *indptr, const mt_index *nodes,
                           const double *coef, size_t n_rows, double *out, int n_threads);
-
-/* The empty-cell events of mt_debias_paths, held by blocks of rows until
- * gathered into the caller's arrays (mt_debias_events_gather), then freed
- * (mt_debias_events_free). */
-typedef struct mt_debias_events mt_debias_events;
 
 /*
  * Where the points X (n_rows x D, row-major, raw coordinates; a rotated
@@ -59,21 +55,18 @@ typedef struct mt_debias_events mt_debias_events;
  * training data) has stay 1 and no event; for the others the walk starts at
  * the first node of the path whose box excludes the point
  * (mt_path_first_outside).  Every pair is walked once per lifetime: its
- * events go to its block's buffer, returned in *events, which the caller
- * gathers lifetime by lifetime into arrays of offset[n_rows * M] entries
- * (event_node, event_prob) with mt_debias_events_gather and frees with
- * mt_debias_events_free (*events is NULL on error, or when there are no
- * rows or trees).  Parallel over blocks of rows; the results do not depend
- * on the number of threads.  MT_ERR_ARG for no lifetime or one outside [0,
+ * events go to list r of its block in *events (entries.h), which the
+ * caller gathers lifetime by lifetime into arrays of offset[n_rows * M]
+ * entries (event_node, event_prob) with mt_entries_gather and frees with
+ * mt_entries_free (*events is NULL on error, or when there are no rows or
+ * trees: then X, leaf and stay may be NULL, and only the lifetimes are
+ * checked).  Parallel over blocks of rows; the results do not depend on
+ * the number of threads.  MT_ERR_ARG for no lifetime or one outside [0,
  * the forest's lifetime]; MT_ERR_NOMEM if a thread's scratch or the
- * events' buffers cannot be allocated.
+ * events' lists cannot be allocated.
  */
 int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const double *lambdas,
                     size_t n_lambdas, mt_index *leaf, double *stay, int64_t *offset,
-                    mt_debias_events **events, int n_threads);
-void mt_debias_events_gather(const mt_debias_events *events, size_t n_trees, size_t r,
-                             const int64_t *offset, mt_index *event_node, double *event_prob,
-                             int n_threads);
-void mt_debias_events_free(mt_debias_events *events);
+                    mt_entries **events, int n_threads);
 
 #endif /* MT_DEBIAS_H */

@@ -9,7 +9,7 @@
  * 1.  Each block appends its pairs' entries to its own buffer in walk order
  * (no thread shares a buffer) and stores each pair's count at offset[p +
  * 1]; mt_entries_prefix turns the counts into offsets, and
- * mt_entries_gather copies every block's entries to their places.  Every
+ * mt_entries_gather copies every block's entries to their places (entries.c).  Every
  * pair is thus walked once, instead of once to count its entries and again
  * to write them (the second walk's nodes being cache misses again).  Used
  * by the debiased forest's empty-cell events (debias.h) and the stored
@@ -21,7 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "forest.h"
 
@@ -78,61 +77,37 @@ static inline int mt_entry_push(mt_entry_block *b, mt_index j, double v)
     return MT_OK;
 }
 
-/* Zeroed buffers for `count` blocks (NULL if they cannot be allocated). */
-static inline mt_entry_block *mt_entry_blocks_new(size_t count)
-{
-    return calloc(count > 0 ? count : 1, sizeof(mt_entry_block));
-}
+/*
+ * The entries of a walk over n_rows points, by blocks of block_rows rows,
+ * in n_lists independent lists (one per lifetime, say): block b's list l
+ * is block[b * n_lists + l].
+ */
+typedef struct mt_entries {
+    mt_entry_block *block;
+    size_t n_blocks, n_lists, n_rows, block_rows;
+} mt_entries;
 
-static inline void mt_entry_blocks_free(mt_entry_block *blocks, size_t count)
+/* Empty lists for a walk of n_rows rows (n_rows, block_rows, n_lists > 0);
+ * NULL if they cannot be allocated. */
+mt_entries *mt_entries_new(size_t n_rows, size_t block_rows, size_t n_lists);
+
+/* Frees the lists (NULL: nothing). */
+void mt_entries_free(mt_entries *entries);
+
+/* Block b's list l. */
+static inline mt_entry_block *mt_entries_block(const mt_entries *entries, size_t b, size_t l)
 {
-    if (blocks == NULL) {
-        return;
-    }
-    for (size_t b = 0; b < count; ++b) {
-        free(blocks[b].node);
-        free(blocks[b].value);
-    }
-    free(blocks);
+    return &entries->block[b * entries->n_lists + l];
 }
 
 /* offset[0] = 0 and offset[p + 1] pair p's count on entry; the prefix sums
  * of the counts (offset[p] the first entry of pair p) on return. */
-static inline void mt_entries_prefix(int64_t *offset, size_t n_pairs)
-{
-    for (size_t p = 0; p < n_pairs; ++p) {
-        offset[p + 1] += offset[p];
-    }
-}
+void mt_entries_prefix(int64_t *offset, size_t n_pairs);
 
-/* Copy the entries of the blocks blocks[b * stride] (b < n_blocks: rows
- * b * block_rows .. of n_rows, trees 0 .. n_trees - 1, in walk order) to
- * node and value at the pairs' offsets. */
-static inline void mt_entries_gather(const mt_entry_block *blocks, size_t stride,
-                                     size_t n_blocks, size_t block_rows, size_t n_rows,
-                                     size_t n_trees, const int64_t *offset, mt_index *node,
-                                     double *value, int n_threads)
-{
-    (void)n_threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 1)
-#endif
-    for (ptrdiff_t b = 0; b < (ptrdiff_t)n_blocks; ++b) {
-        const mt_entry_block *block = &blocks[(size_t)b * stride];
-        const size_t lo = (size_t)b * block_rows;
-        const size_t hi = lo + block_rows < n_rows ? lo + block_rows : n_rows;
-        size_t pos = 0;
-        for (size_t m = 0; m < n_trees; ++m) {
-            for (size_t i = lo; i < hi; ++i) {
-                const size_t p = i * n_trees + m, k = (size_t)(offset[p + 1] - offset[p]);
-                if (k > 0) {
-                    memcpy(node + offset[p], block->node + pos, k * sizeof(mt_index));
-                    memcpy(value + offset[p], block->value + pos, k * sizeof(double));
-                    pos += k;
-                }
-            }
-        }
-    }
-}
+/* Copy list l's entries of every block (rows in blocks, trees 0 ..
+ * n_trees - 1 within a block, in walk order) to node and value at the
+ * pairs' offsets. */
+void mt_entries_gather(const mt_entries *entries, size_t l, size_t n_trees,
+                       const int64_t *offset, mt_index *node, double *value, int n_threads);
 
 #endif /* MT_ENTRIES_H */

@@ -122,8 +122,8 @@ static inline double mt_forest_birth(const mt_forest *f, mt_index j)
 }
 
 /*
- * Separation exponent of x at lambda given its active node `active` in tree
- * m: sum_j e_j(x) (min(tau_j, lambda) - tau_parent(j))^+ (>= 0).
+ * Separation exponent of x at lambda given its active node `active`:
+ * sum_j e_j(x) (min(tau_j, lambda) - tau_parent(j))^+ (>= 0).
  *
  * The gap e_j(x) can only grow along the path (mt_path_first_outside): if
  * x is inside the active node's box, every gap on the path is 0, so one box
@@ -132,14 +132,12 @@ static inline double mt_forest_birth(const mt_forest *f, mt_index j)
  * above it are exactly 0, so the sum is the same to the bit as from the
  * root) and runs down the cuts to the active node.
  */
-static inline double mt_forest_exponent(const mt_forest *f, size_t m,
-                                        const double *restrict x, double lambda,
-                                        mt_index active)
+static inline double mt_forest_exponent(const mt_forest *f, const double *restrict x,
+                                        double lambda, mt_index active)
 {
     const size_t d = f->n_features;
     const double *lo = f->lower + (size_t)active * d;
     const double *hi = f->upper + (size_t)active * d;
-    (void)m;
     if (!(mt_box_excess(x, lo, hi, d) > 0.0)) {
         return 0.0;
     }
@@ -184,7 +182,7 @@ static inline mt_index mt_forest_lookup(const mt_forest *f, size_t m,
                                         double *exponent)
 {
     mt_index j = mt_forest_descend(f, m, x, lambda);
-    *exponent = mt_forest_exponent(f, m, x, lambda, j);
+    *exponent = mt_forest_exponent(f, x, lambda, j);
     return j;
 }
 

@@ -41,7 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "entries.h"
 #include "lookup.h"
 #include "walk.h"
 
@@ -713,67 +712,42 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
 /* ---------------------------------------------------------------------- */
 /* Paths of fixed points, for many mixtures at the same points (mforest.h). */
 
-struct mt_paths_walk {
-    mt_entry_block *block;
-    size_t n_blocks, n_rows;
-};
-
 /* x's path in tree m (x in the tree's coordinates), root to the full tree's
  * leaf, appended to the block with the gaps to the boxes; returns the
  * path's length (0 if the block could not grow: *status set).  The boxes
- * that hold x are a prefix of the path (mt_path_first_outside): their gaps
- * are 0 and are written without reading the boxes, the same numbers as
- * mt_box_gap's (a sum of zeros). */
+ * that hold x are a prefix of the path (a child's box lies in its
+ * parent's): every entry is appended with gap 0, then the gaps are
+ * computed from the leaf up while the box excludes x, the prefix's boxes
+ * never read (mt_box_gap's sum of zeros there). */
 static mt_index path_walk(const mt_forest *f, size_t m, const double *x, mt_entry_block *b,
                           int *status)
 {
     const size_t d = f->n_features, start = b->len;
     mt_index j = f->node_offset[m];
     for (;;) {
-        if (b->len == b->cap) {
-            int st = mt_entry_reserve(b, 64);
-            if (st != MT_OK) {
-                *status = st;
-                b->len = start;
-                return 0;
-            }
+        int st = mt_entry_push(b, j, 0.0);
+        if (st != MT_OK) {
+            *status = st;
+            b->len = start;
+            return 0;
         }
-        b->node[b->len++] = j;
         if (f->left[j] == MT_NONE) {
             break;
         }
         j = x[f->feature[j]] <= f->threshold[j] ? f->left[j] : f->right[j];
     }
-    size_t k = b->len;
-    const size_t off = (size_t)j * d;
-    if (mt_box_excess(x, f->lower + off, f->upper + off, d) > 0.0) {
-        /* the entries from the first node whose box excludes x */
-        const mt_index first = mt_path_first_outside(f, x, j);
-        while (k > start && b->node[k - 1] != first) {
-            --k;
+    for (size_t k = b->len; k > start; --k) {
+        const size_t o = (size_t)b->node[k - 1] * d;
+        if (!(mt_box_excess(x, f->lower + o, f->upper + o, d) > 0.0)) {
+            break;
         }
-        --k;
-        for (size_t q = k; q < b->len; ++q) {
-            const size_t o = (size_t)b->node[q] * d;
-            b->value[q] = mt_box_gap(x, f->lower + o, f->upper + o, d);
-        }
-    }
-    for (size_t q = start; q < k; ++q) {
-        b->value[q] = 0.0;
+        b->value[k - 1] = mt_box_gap(x, f->lower + o, f->upper + o, d);
     }
     return (mt_index)(b->len - start);
 }
 
-void mt_forest_paths_free(mt_paths_walk *walk)
-{
-    if (walk != NULL) {
-        mt_entry_blocks_free(walk->block, walk->n_blocks);
-        free(walk);
-    }
-}
-
 int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_threads,
-                         mt_index *offset, mt_paths_walk **walk)
+                         mt_index *offset, mt_entries **walk)
 {
     const size_t d = f->n_features, M = f->n_trees;
     *walk = NULL;
@@ -788,16 +762,8 @@ int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_th
      * nodes stay in cache while the block's points walk it.  Each block
      * keeps its entries, so a path is walked once (not measured, then
      * walked again to be written). */
-    const size_t n_blocks = (n + MT_WALK_BLOCK - 1) / MT_WALK_BLOCK;
-    mt_paths_walk *w = malloc(sizeof(*w));
+    mt_entries *w = mt_entries_new(n, MT_WALK_BLOCK, 1);
     if (w == NULL) {
-        return MT_ERR_NOMEM;
-    }
-    w->n_blocks = n_blocks;
-    w->n_rows = n;
-    w->block = mt_entry_blocks_new(n_blocks);
-    if (w->block == NULL) {
-        free(w);
         return MT_ERR_NOMEM;
     }
     const int nt = mt_walk_threads(n, M, n_threads);
@@ -817,13 +783,14 @@ int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_th
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-        for (ptrdiff_t b = 0; b < (ptrdiff_t)n_blocks; ++b) {
+        for (ptrdiff_t b = 0; b < (ptrdiff_t)w->n_blocks; ++b) {
             const size_t lo = (size_t)b * MT_WALK_BLOCK;
             const size_t hi = lo + MT_WALK_BLOCK < n ? lo + MT_WALK_BLOCK : n;
+            mt_entry_block *block = mt_entries_block(w, (size_t)b, 0);
             for (size_t m = 0; m < M && local == MT_OK; ++m) {
                 for (size_t i = lo; i < hi && local == MT_OK; ++i) {
                     const double *x = mt_forest_point(f, m, X + i * d, scratch);
-                    offset[i * M + m + 1] = path_walk(f, m, x, &w->block[b], &local);
+                    offset[i * M + m + 1] = path_walk(f, m, x, block, &local);
                 }
             }
         }
@@ -833,19 +800,12 @@ int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_th
         }
     }
     if (status != MT_OK) {
-        mt_forest_paths_free(w);
+        mt_entries_free(w);
         return status;
     }
     mt_entries_prefix(offset, n * M);
     *walk = w;
     return MT_OK;
-}
-
-void mt_forest_paths_gather(const mt_paths_walk *walk, size_t n_trees, const mt_index *offset,
-                            mt_index *node, double *gap, int n_threads)
-{
-    mt_entries_gather(walk->block, 1, walk->n_blocks, MT_WALK_BLOCK, walk->n_rows, n_trees,
-                      offset, node, gap, n_threads);
 }
 
 /* mt_forest_gauss_mixture and mt_forest_mixture at the points of stored

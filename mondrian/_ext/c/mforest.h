@@ -38,6 +38,7 @@
 #ifndef MT_MFOREST_H
 #define MT_MFOREST_H
 
+#include "entries.h"
 #include "forest.h"
 
 /*
@@ -137,23 +138,19 @@ int mt_forest_mixture(const mt_forest *f, const double *X, size_t n, double lamb
  * full tree that point i reaches: entries offset[i M + m] to
  * offset[i M + m + 1] of node and gap.  mt_forest_paths_walk walks every
  * path once, by blocks of rows and tree by tree within a block, keeping
- * each block's entries in *walk, and writes the offsets (n M + 1 prefix
- * sums); the caller allocates node and gap (offset[n M] entries) and
- * copies the entries there with mt_forest_paths_gather, then frees *walk
- * with mt_forest_paths_free (*walk is NULL on error, or with no rows or
- * trees).  The gaps above the first box on a path that excludes the point
- * are 0 without reading those boxes (mt_path_first_outside).  The forest
- * must not change in between, nor before the mixtures below read them.
- * MT_ERR_ARG for a forest without nodes; MT_ERR_NOMEM if the buffers
- * cannot be allocated; the results do not depend on the number of
- * threads.
+ * each block's entries in *walk (entries.h, one list), and writes the
+ * offsets (n M + 1 prefix sums); the caller allocates node and gap
+ * (offset[n M] entries), copies the entries there with mt_entries_gather
+ * (list 0), then frees *walk with mt_entries_free (*walk is NULL on error,
+ * or with no rows or trees).  The gaps above the first box on a path that
+ * excludes the point are 0 without reading those boxes (a child's box lies
+ * in its parent's).  The forest must not change in between, nor
+ * before the mixtures below read them.  MT_ERR_ARG for a forest without
+ * nodes; MT_ERR_NOMEM if the lists cannot be allocated; the results do not
+ * depend on the number of threads.
  */
-typedef struct mt_paths_walk mt_paths_walk;
 int mt_forest_paths_walk(const mt_forest *f, const double *X, size_t n, int n_threads,
-                         mt_index *offset, mt_paths_walk **walk);
-void mt_forest_paths_gather(const mt_paths_walk *walk, size_t n_trees, const mt_index *offset,
-                            mt_index *node, double *gap, int n_threads);
-void mt_forest_paths_free(mt_paths_walk *walk);
+                         mt_index *offset, mt_entries **walk);
 
 /* mt_forest_gauss_mixture and mt_forest_mixture at the n points of stored
  * paths: the same results, bit for bit. */
