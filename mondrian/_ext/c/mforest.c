@@ -464,7 +464,7 @@ static void bridge_component(double t0, double t1, double eta, double w, double 
     *m2 = second;
 }
 
-/* Stored paths (mt_forest_path_fill): row i's path in tree m is nodes
+/* Stored paths (mt_forest_paths_walk): row i's path in tree m is nodes
  * node[offset[i M + m] .. offset[i M + m + 1]), with gaps gap[...]. */
 struct path_args {
     const mt_index *offset, *node;
