@@ -279,7 +279,7 @@ def fit_ridge(est, X, y, alpha: float) -> None:
     features = MondrianFeatures(n_trees=est.n_trees, lifetime=est.lifetime,
                                 random_state=est.random_state, n_jobs=est.n_jobs,
                                 store_points=False, max_nodes=est.max_nodes,
-                                rotation=est.rotation)
+                                rotation=est.rotation, feature_scale=est.feature_scale)
     fit_features(features, X)
     n, y_sum, G, Pty, Pt1 = _normal_equations(features, X, y)
     mean = y_sum / n
@@ -425,3 +425,23 @@ def _ssgp_predict_block(block, est, d, want_std, include_noise):
     if want_std:
         return est.predict(block, return_std=True, include_noise=include_noise)[1]
     return est.predict(block, include_noise=include_noise)
+
+
+def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
+    """:func:`mondrian._scale.resolve_feature_scale` for a dask array X: the
+    per-feature standard deviations ('std') computed over its blocks, each
+    column scaled by a power of two first (exactly) so that no square
+    overflows; 1.0 for a constant column."""
+    from ._scale import resolve_feature_scale
+    if isinstance(feature_scale, str) and feature_scale == "auto":
+        feature_scale = "std" if auto_lifetime else None
+    if feature_scale is None:
+        return None
+    top = np.asarray(abs(X).max(axis=0).compute(), dtype=np.float64)
+    if isinstance(feature_scale, str) and feature_scale == "std":
+        exponent = np.frexp(top)[1]
+        std = np.ldexp(np.asarray((X * np.ldexp(1.0, -exponent)).std(axis=0).compute(),
+                                  dtype=np.float64), exponent)
+        std[~(std > 0)] = 1.0
+        return std
+    return resolve_feature_scale(feature_scale, top[None, :])

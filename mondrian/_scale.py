@@ -22,7 +22,7 @@ import scipy.spatial.distance
 
 from ._ext import _path
 
-__all__ = ["lifetime_scale", "length_scale_median"]
+__all__ = ["lifetime_scale", "length_scale_median", "feature_std", "resolve_feature_scale"]
 
 #: Rows of X (drawn at random when there are more) whose pairs enter the median.
 MEDIAN_ROWS = 1000
@@ -66,7 +66,7 @@ def _inverse(median: float, what: str) -> float:
 
 
 def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = MEDIAN_ROWS,
-                   rotation: str | None = None) -> float:
+                   rotation: str | None = None, scale: np.ndarray | None = None) -> float:
     """λ₀ = 1/median ℓ₁ distance between distinct pairs of rows of X.
 
     At most ``max_rows`` rows, drawn with ``rng``, enter the median.  Pairs
@@ -77,8 +77,13 @@ def lifetime_scale(X: np.ndarray, rng: np.random.Generator, max_rows: int = MEDI
     (:func:`~mondrian.kernels.rotated_laplace_kernel`), the average over
     rotations of the ℓ₁ distance being ‖x - x'‖₂·E‖v‖₁: the distance of a
     pair is that instead.
+
+    With a per-feature ``scale`` l (:func:`resolve_feature_scale`) the
+    distances are those of the rows x / l, the coordinates the trees see.
     """
     rows = _rows(X, rng, max_rows)
+    if scale is not None:
+        rows = rows / scale
     if rotation is None:
         # scipy's pdist(rows, 'cityblock') bitwise, three times faster (c/scale.h)
         dist = _path.pair_l1(np.ascontiguousarray(rows, dtype=np.float64))
@@ -114,3 +119,58 @@ def length_scale_median(X: np.ndarray, rng: np.random.Generator,
     median = float(np.ldexp(median, exponent))
     _inverse(median, "a length_scale")
     return median
+
+
+def feature_std(X: np.ndarray) -> np.ndarray:
+    """Per-feature standard deviation of X (ddof 0), 1.0 where it is zero.
+
+    A column whose squares overflow (entries near the largest double) is
+    scaled by a power of two first (exactly) and its deviation scaled back,
+    so every finite X gives finite positive values."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        std = np.std(X, axis=0)
+    for b in np.flatnonzero(~np.isfinite(std)):
+        exponent = int(np.frexp(np.max(np.abs(X[:, b])))[1])
+        std[b] = np.ldexp(np.std(np.ldexp(X[:, b], -exponent)), exponent)
+    std[~(std > 0)] = 1.0
+    return std
+
+
+def resolve_feature_scale(feature_scale, X: np.ndarray, auto_lifetime: bool = False,
+                          name: str = "feature_scale") -> np.ndarray | None:
+    """The per-feature divisors l of a ``feature_scale`` parameter, or None.
+
+    'auto': 'std' when the estimator's lifetime is automatic
+    (``auto_lifetime``), else None -- a lifetime the user gives is in the
+    units of X.  None: no scale (the trees cut x itself).  'std': the standard deviation
+    of each column of X (:func:`feature_std`; 1.0 for a constant column), so
+    that the Mondrian kernel is exp(-λ Σ_b ∣x_b - x'_b∣ / σ_b), the kernel
+    on standardised inputs.  Array-like of n_features finite positive
+    values: those (per-feature length scales, an ARD Laplace kernel).
+    ``X`` must be validated (finite, 2-D).  The scaled points X / l must be
+    finite (a tiny divisor must not overflow them)."""
+    if isinstance(feature_scale, str) and feature_scale == "auto":
+        feature_scale = "std" if auto_lifetime else None
+    if feature_scale is None:
+        return None
+    if isinstance(feature_scale, str):
+        if feature_scale != "std":
+            raise ValueError(f"{name} must be 'auto', 'std', None or an array of positive "
+                             f"values, got {feature_scale!r}")
+        return feature_std(X)
+    try:
+        scale = np.array(feature_scale, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be 'auto', 'std', None or an array of positive "
+                        f"values, got {type(feature_scale).__name__}") from None
+    if scale.shape != (X.shape[1],):
+        raise ValueError(f"{name} must have one value per feature ({X.shape[1]}), got "
+                         f"shape {scale.shape}")
+    if not np.all(np.isfinite(scale) & (scale > 0)):
+        raise ValueError(f"{name} must be finite and > 0, got {scale}")
+    with np.errstate(over="ignore"):
+        finite = np.isfinite(np.max(np.abs(X), axis=0) / scale)
+    if not np.all(finite):
+        raise ValueError(f"{name}: X / {name} overflows double precision in feature(s) "
+                         f"{np.flatnonzero(~finite).tolist()}; use larger values")
+    return scale

@@ -411,20 +411,21 @@ def check_array_input(estimator, X, *, reset: bool, name: str = "X",
 def _check_array_input(estimator, X, *, reset: bool, name: str, y, y_numeric: bool):
     kwargs = dict(reset=reset, dtype=np.float64, order="C", accept_sparse=False,
                   ensure_all_finite=True, ensure_min_samples=1)
+    scale = None if reset else _fitted_scale(estimator)
     if isinstance(y, str) and y == "no_validation":
         if not reset and _is_ready(estimator, X):
-            _check_range(X, name)
+            _check_range(X, name, scale)
             return X
         with _naming(name):
             X = validate_data(estimator, X, **kwargs)
-        _check_range(X, name)
+        _check_range(X, name, scale)
         return X
     if not reset and _is_ready(estimator, X) and _y_is_ready(y, X.shape[0]):
-        _check_range(X, name)
+        _check_range(X, name, scale)
         return X, y
     with _naming(f"{name}, y"):
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, multi_output=True, **kwargs)
-    _check_range(X, name)
+    _check_range(X, name, scale)
     return X, y
 
 
@@ -530,15 +531,35 @@ def target_column(y):
     return column_or_1d(y, warn=True)
 
 
-def _check_range(X: np.ndarray, name: str) -> None:
+def _check_range(X: np.ndarray, name: str, scale: np.ndarray | None = None) -> None:
     """Reject data whose per-feature ranges overflow double precision (X
-    finite: a single row has none)."""
-    if X.shape[0] < 2:
+    finite: a single row has none), and, with a fitted per-feature scale l
+    (``feature_scale_``), data whose coordinates x / l or their ranges do:
+    the trees would see infinities."""
+    if X.shape[0] < 2 and scale is None:
         return
+    if X.size == 0:
+        return
+    lo, hi = X.min(axis=0), X.max(axis=0)
     with np.errstate(over="ignore"):
-        total = np.sum(np.ptp(X, axis=0)) if X.size else 0.0
-    if not np.isfinite(total):
-        raise ValueError(f"{name}: the feature ranges overflow double precision; rescale {name}")
+        total = np.sum(hi - lo)
+        if not np.isfinite(total):
+            raise ValueError(f"{name}: the feature ranges overflow double precision; "
+                             f"rescale {name}")
+        if scale is not None:
+            top = np.maximum(np.abs(lo), np.abs(hi)) / scale
+            if not (np.all(np.isfinite(top)) and np.isfinite(np.sum((hi - lo) / scale))):
+                raise ValueError(f"{name}: {name} divided by the fitted feature_scale_ "
+                                 f"overflows double precision (feature(s) "
+                                 f"{np.flatnonzero(~np.isfinite(top)).tolist()}); these "
+                                 f"values are far outside the training data's scale")
+
+
+def _fitted_scale(estimator) -> np.ndarray | None:
+    """The per-feature scale a fitted estimator divides its inputs by: its
+    ``feature_scale_``, or its forest's (MondrianFeatures), or None."""
+    scale = getattr(estimator, "feature_scale_", None)
+    return None if scale is None else np.asarray(scale)
 
 
 def check_lifetime_ratios(value, n_lifetimes: int, name: str = "lifetime_ratios") -> np.ndarray:

@@ -335,6 +335,14 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         inputs (the uniformly rotated Mondrian kernel, whose limit is
         :func:`~mondrian.kernels.rotated_laplace_kernel`); see
         :class:`MondrianFeatures`.
+    feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
+        Per-feature length scales l the trees divide the inputs by
+        (:class:`~mondrian.MondrianFeatures`): 'std', each feature's
+        standard deviation over the points of ``fit`` (the first
+        ``partial_fit`` before any ``fit``), the kernel of standardised
+        inputs; None, the inputs as given; or the user's values.  'auto':
+        'std' with ``lifetime='auto'``, None with a number (a lifetime given
+        is in the units of X).  Fitted value: ``features_.feature_scale_``.
 
     Attributes
     ----------
@@ -363,7 +371,8 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
     def __init__(self, n_trees: int = 100, lifetime: float | str = "auto", alpha: float = 1.0, *,
                  solver: str = "auto", tol: float = 1e-8, random_state=None,
                  n_jobs: int | None = None, store_points: bool = True,
-                 max_nodes: int | None = None, rotation: str | None = None):
+                 max_nodes: int | None = None, rotation: str | None = None,
+                 feature_scale="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.alpha = alpha
@@ -374,6 +383,7 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         self.store_points = store_points
         self.max_nodes = max_nodes
         self.rotation = rotation
+        self.feature_scale = feature_scale
 
     def fit(self, X, y) -> "MondrianKernelRidge":
         """Grow the trees on X and solve for the weights.
@@ -403,7 +413,8 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         y = y.astype(np.float64, copy=False)
         features = MondrianFeatures(n_trees=self.n_trees, lifetime=self.lifetime,
                                     random_state=self.random_state, n_jobs=self.n_jobs,
-                                    max_nodes=self.max_nodes, rotation=self.rotation)
+                                    max_nodes=self.max_nodes, rotation=self.rotation,
+                                    feature_scale=self.feature_scale)
         Phi = features.fit_transform(X)
         mean = y.mean(axis=0)
         n, c = Phi.shape

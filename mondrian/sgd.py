@@ -111,6 +111,14 @@ class MondrianSGDClassifier(SharesTreesOnCopy, ClassifierMixin, BaseEstimator):
     rotation : None or 'uniform', default=None
         One Haar-random rotation per tree about the training mean of the
         first batch (see :class:`~mondrian.MondrianFeatures`).
+    feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
+        Per-feature length scales l the trees divide the inputs by
+        (:class:`~mondrian.MondrianFeatures`): 'std', each feature's
+        standard deviation over the points of ``fit`` (the first
+        ``partial_fit`` before any ``fit``), the kernel of standardised
+        inputs; None, the inputs as given; or the user's values.  'auto':
+        'std' with ``lifetime='auto'``, None with a number (a lifetime given
+        is in the units of X).  Fitted value: ``features_.feature_scale_``.
 
     Attributes
     ----------
@@ -132,7 +140,7 @@ class MondrianSGDClassifier(SharesTreesOnCopy, ClassifierMixin, BaseEstimator):
                  loss: str = "log_loss", alpha: float = 1e-4, eta0: float = 1.0,
                  max_iter: int = 5, random_state=None, n_jobs: int | None = None,
                  store_points: bool = True,
-                 max_nodes: int | None = None, rotation=None):
+                 max_nodes: int | None = None, rotation=None, feature_scale="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.loss = loss
@@ -144,6 +152,7 @@ class MondrianSGDClassifier(SharesTreesOnCopy, ClassifierMixin, BaseEstimator):
         self.store_points = store_points
         self.max_nodes = max_nodes
         self.rotation = rotation
+        self.feature_scale = feature_scale
 
     # ------------------------------------------------------------- learning
 
@@ -160,7 +169,8 @@ class MondrianSGDClassifier(SharesTreesOnCopy, ClassifierMixin, BaseEstimator):
         """The (unfitted) trees of this estimator's parameters."""
         return MondrianFeatures(self.n_trees, self.lifetime, random_state=rng,
                                 n_jobs=self.n_jobs, store_points=self.store_points,
-                                max_nodes=self.max_nodes, rotation=self.rotation)
+                                max_nodes=self.max_nodes, rotation=self.rotation,
+                                feature_scale=self.feature_scale)
 
     def fit(self, X, y) -> "MondrianSGDClassifier":
         """Grow the trees on X and make ``max_iter`` SGD passes over (X, y).

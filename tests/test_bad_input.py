@@ -404,8 +404,9 @@ def test_forest_partial_fit_refuses_a_joint_range_that_overflows():
     kept; points inside the range already checked are accepted."""
     import mondrian as M
     X = np.random.default_rng(0).random((50, 2))
-    for model in (M.MondrianForestRegressor(n_trees=3, random_state=0),
-                  M.MondrianForestRegressor(n_trees=3, random_state=0, aggregation=True)):
+    for model in (M.MondrianForestRegressor(n_trees=3, random_state=0, feature_scale=None),
+                  M.MondrianForestRegressor(n_trees=3, random_state=0, aggregation=True,
+                                            feature_scale=None)):
         model.fit(X, X[:, 0])
         model.partial_fit(np.array([[1e308, 0.5]]), [0.0])    # range 1e308: finite
         model.partial_fit(np.array([[0.5, 0.5]]), [0.0])      # inside: no new check
@@ -414,6 +415,30 @@ def test_forest_partial_fit_refuses_a_joint_range_that_overflows():
         assert sum(c[0].shape[0] for c in model.__dict__["_pending"]) == 2
         assert model.predict(X[:2]).shape == (2,)      # the two kept points inserted
         assert model.forest_.n_points == 52
+
+
+def test_points_beyond_the_fitted_scale_are_refused():
+    """With a feature_scale (the default 'std' of an automatic lifetime) the
+    trees see x / l: a point whose coordinate overflows there (1e308 / 0.29)
+    is refused by name wherever it comes in, and not kept."""
+    import mondrian as M
+    X = np.random.default_rng(0).random((50, 2))
+    far = np.array([[1e308, 0.5]])
+    for model in (M.MondrianForestRegressor(n_trees=3, random_state=0),
+                  M.MondrianKernelRidgeCV(random_state=0),
+                  M.DebiasedMondrianForestRegressor(n_trees=3, random_state=0)):
+        model.fit(X, X[:, 0])
+        assert model.feature_scale_ is not None
+        with pytest.raises(ValueError, match="divided by the fitted feature_scale_ overflows"):
+            model.predict(far)
+        if hasattr(model, "partial_fit"):
+            with pytest.raises(ValueError, match="feature_scale_ overflows"):
+                model.partial_fit(far, [0.0])
+            assert model.predict(X[:2]).shape == (2,)
+            assert model.forest_.n_points == 50
+    features = M.MondrianFeatures(3, 1.0, feature_scale=[1e-10, 1.0]).fit(X)
+    with pytest.raises(ValueError, match="feature_scale_ overflows"):
+        features.transform(np.array([[1e300, 0.5]]))
 
 
 def test_target_scale_bound_at_its_edge():

@@ -286,16 +286,18 @@ def test_validation_labels_must_be_classes(problem):
 
 def test_sgd_solver_with_automatic_lifetime(problem):
     """solver='sgd' (the paper's path) with max_lifetime='auto' sweeps
-    [0, 4λ₀], λ₀ = 1/(median ℓ₁ distance between training points)."""
+    [0, 4λ₀], λ₀ = 1/(median ℓ₁ distance between training points, divided
+    by the features' standard deviations: feature_scale='auto')."""
     from mondrian._scale import lifetime_scale
 
     X, y2, _, _ = problem
     clf = MondrianKernelClassifierCV(solver="sgd", n_trees=5, n_lifetimes=4,
                                      random_state=0).fit(X, y2)
     assert clf.solver_ == "sgd" and clf.C_ is None
+    np.testing.assert_array_equal(clf.feature_scale_, np.std(X, axis=0))
     # 240 rows: the median uses every pair, no random draw.
     assert clf.features_.lifetime_ == pytest.approx(
-        4.0 * lifetime_scale(X, np.random.default_rng(0)))
+        4.0 * lifetime_scale(X / np.std(X, axis=0), np.random.default_rng(0)))
     assert clf.lifetime_ in clf.path_["lifetimes"]
 
 

@@ -131,9 +131,13 @@ def test_ridge_cv_on_dask_selects_as_in_memory(client, monkeypatch):
     monkeypatch.setattr(mdask, "SAMPLE_ROWS", 300)
     X, y = _data(n=800, seed=8)
     kw = dict(n_trees=12, random_state=4)
-    mem = MondrianKernelRidgeCV(**kw).fit(X, y)
     dsk = MondrianKernelRidgeCV(**kw).fit(da.from_array(X, chunks=(250, 3)),
                                          da.from_array(y, chunks=250))
+    # The features' standard deviations (feature_scale='auto') summed over
+    # the blocks: numpy's to rounding, not bit for bit, so the in-memory fit
+    # is given them.
+    np.testing.assert_allclose(dsk.feature_scale_, np.std(X, axis=0), rtol=1e-13)
+    mem = MondrianKernelRidgeCV(feature_scale=dsk.feature_scale_, **kw).fit(X, y)
     assert (dsk.lifetime_, dsk.alpha_) == (mem.lifetime_, mem.alpha_)
     np.testing.assert_array_equal(dsk.path_["validation_mse"], mem.path_["validation_mse"])
     np.testing.assert_array_equal(dsk.path_["confirm"]["validation_mse"],

@@ -451,17 +451,22 @@ def test_auto_lifetime_is_the_data_scale(n):
 def test_auto_lifetime_of_the_estimators_on_raw_data():
     """MondrianKernelRidge and MondrianSGDClassifier take the same default:
     on features of very different scales, lifetime=1 gave one cell per
-    point and tree, 'auto' a few per tree."""
+    point and tree, 'auto' a few per tree: λ₀ of the features divided by
+    their standard deviations (feature_scale='auto'), or, with
+    feature_scale=None, of the raw features."""
     from mondrian import MondrianKernelRidge, MondrianSGDClassifier
     from mondrian._scale import lifetime_scale
     rng = np.random.default_rng(1)
     X = rng.random((400, 3)) * [1e5, 1.0, 1e3]
     y = np.sin(X[:, 0] / 2e4)
-    lam = lifetime_scale(X, np.random.default_rng(0))
-    for model in (MondrianKernelRidge(n_trees=10, random_state=0).fit(X, y),
-                  MondrianSGDClassifier(n_trees=10, random_state=0).fit(X, y > 0.5)):
-        assert model.features_.lifetime_ == lam
-        assert model.features_.n_cells_ < 10 * 40
+    std = np.std(X, axis=0)
+    for scale, Z in ((None, X), ("auto", X / std)):
+        lam = lifetime_scale(Z, np.random.default_rng(0))
+        for model in (MondrianKernelRidge(n_trees=10, random_state=0, feature_scale=scale),
+                      MondrianSGDClassifier(n_trees=10, random_state=0, feature_scale=scale)):
+            model.fit(X, y) if isinstance(model, MondrianKernelRidge) else model.fit(X, y > 0.5)
+            assert model.features_.lifetime_ == lam
+            assert model.features_.n_cells_ < 10 * 40
     assert MondrianFeatures(n_trees=10, lifetime=1.0, random_state=0).fit(X).n_cells_ == 4000
 
 

@@ -553,11 +553,20 @@ def test_dual_weights_equal_primal_ridge(fitted):
 
 
 def test_scale_free_on_raw_data():
-    # Multiplying X by a power of two scales every draw of the trees and the
-    # data's scale exactly, so the fit must select λ/2²⁰ and predict the same.
+    # Multiplying X by a power of two scales every draw of the trees, the
+    # data's scale and the features' standard deviations exactly: with the
+    # default feature_scale ('std' here) the trees see the same points, so
+    # the fit selects the same λ and predicts bit for bit the same; with
+    # feature_scale=None it must select λ/2²⁰ and predict the same.
     X, y = _data(n=150, d=3, seed=4)
     small = MondrianKernelRidgeCV(n_trees=30, random_state=1).fit(X, y)
     big = MondrianKernelRidgeCV(n_trees=30, random_state=1).fit(X * 2.0 ** 20, y)
+    np.testing.assert_array_equal(big.feature_scale_, small.feature_scale_ * 2.0 ** 20)
+    assert (big.lifetime_, big.alpha_) == (small.lifetime_, small.alpha_)
+    np.testing.assert_array_equal(big.predict(X[:20] * 2.0 ** 20), small.predict(X[:20]))
+    small = MondrianKernelRidgeCV(n_trees=30, random_state=1, feature_scale=None).fit(X, y)
+    big = MondrianKernelRidgeCV(n_trees=30, random_state=1, feature_scale=None).fit(
+        X * 2.0 ** 20, y)
     assert big.lifetime_ == small.lifetime_ * 2.0 ** -20
     assert big.alpha_ == small.alpha_
     np.testing.assert_allclose(big.predict(X[:20] * 2.0 ** 20), small.predict(X[:20]),
@@ -1008,6 +1017,7 @@ def test_dual_search_grows_the_forest_only_within_the_memory_budget(monkeypatch)
     assert free.features_.lifetime_ == 4 * scale
     with pytest.warns(UserWarning, match="still falls at max_lifetime"):
         at_scale = MondrianKernelRidgeCV(n_trees=20, max_lifetime=scale,
+                                         feature_scale=free.feature_scale_,
                                          random_state=0).fit(X, y)
     size = path_estimators.forest_bytes(at_scale.features_)   # the same draw, at λ₀
     assert size == (at_scale.features_.forest_.n_nodes * (72 + 16 * 3)

@@ -332,7 +332,8 @@ def test_axis_aligned_results_are_pinned_bit_for_bit():
         [*pred[[0, 17, 42, 99]], pred.sum()],
         [1.221733090802885, 1.0283925475740976, -0.05375592121350192, 0.07193525646086951,
          65.43326831967875], rtol=1e-9)
-    cv = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    # (recorded before feature_scale: the kernel on X as given)
+    cv = MondrianKernelRidgeCV(random_state=0, feature_scale=None).fit(X, y)
     assert (cv.lifetime_, cv.alpha_) == (0.06431342537113566, 0.01778279410038923)
     pred = cv.predict(Xt)
     np.testing.assert_allclose(
@@ -387,8 +388,11 @@ def test_ridge_cv_with_rotation_uses_the_rotated_scale(rng):
     assert model.features_.rotation_ is not None
     # λ₀ from the median Euclidean distance times E‖v‖₁ (same row draw:
     # at most 1000 rows, all of them here)
-    scale = lifetime_scale(X, np.random.default_rng(0), rotation="uniform")
-    d = X[:, None, :] - X[None, :, :]
+    # of the points the trees rotate: X over its standard deviations
+    # (feature_scale='auto')
+    Z = X / np.std(X, axis=0)
+    scale = lifetime_scale(Z, np.random.default_rng(0), rotation="uniform")
+    d = Z[:, None, :] - Z[None, :, :]
     r = np.sqrt((d ** 2).sum(axis=2))[np.triu_indices(150, 1)]
     assert scale == pytest.approx(1.0 / (np.median(r) * sphere_l1_mean(3)), rel=1e-12)
     assert model.path_["scale"] == pytest.approx(scale, rel=1e-12)

@@ -44,6 +44,7 @@ cdef extern from "c/forest.h" nogil:
         mt_index *perm
         double *rotation
         double *center
+        double *scale
         mt_index *key
 
     int mt_forest_init(mt_forest *f, size_t n_trees, size_t n_features)
@@ -56,6 +57,7 @@ cdef extern from "c/forest.h" nogil:
     int mt_forest_copy(mt_forest *dst, const mt_forest *src)
     int mt_forest_check(const mt_forest *f)
     void mt_forest_drop_transform(mt_forest *f)
+    int mt_forest_set_scale(mt_forest *f, const double *scale)
     void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n,
                              double *out)
 

@@ -7,7 +7,8 @@ from ._c cimport bitgen_t, mt_forest, mt_index
 
 cdef class Forest:
     # The C forest (c/forest.h): trees in one global numbering, its own copy
-    # of the points, per-tree permutations, per-tree rotations (or none).
+    # of the points, per-tree permutations, a per-feature scale and per-tree rotations (or
+    # none).
     cdef mt_forest f
     # One numpy BitGenerator per tree (tree m draws only from the m-th).
     cdef tuple _bit_generators
@@ -39,4 +40,4 @@ cdef class Forest:
     cdef int _require_points(self, str what) except -1
     cdef tuple _split_events(self)
     cdef _load(self, dict arrays, size_t n_nodes, size_t n_points, double lifetime,
-               rotation, center)
+               rotation, center, scale)

@@ -45,7 +45,8 @@ from ._c cimport (
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
     mt_forest_insert, mt_forest_drop_points,
-    mt_forest_draw_rotations, mt_forest_drop_transform, mt_forest_transform,
+    mt_forest_draw_rotations, mt_forest_drop_transform, mt_forest_set_scale,
+    mt_forest_transform,
     mt_forest_active_columns, mt_forest_features, mt_forest_features_dot,
     mt_forest_features_fitted,
     mt_forest_gram, mt_forest_gram_points, mt_forest_n_events, mt_forest_events, mt_forest_node_sums,
@@ -333,10 +334,21 @@ cdef class Forest:
         return self._index_view(self.f.key, self.f.n_nodes)
 
     @property
+    def scale(self):
+        """The per-feature scale l, shape (D,), or None: the trees work on the
+        coordinates x / l (before any rotation), so that the forest's kernel
+        is exp(-λ Σ_b ∣x_b - x'_b∣ / l_b)."""
+        if self.f.scale == NULL:
+            return None
+        return self._double_view(self.f.scale, self.f.n_features, 0)
+
+    @property
     def rotation(self):
-        """The trees' rotations Q_m, shape (M, D, D), or None for axis-aligned
+        """The trees' linear maps P_m, shape (M, D, D), or None for axis-aligned
         trees: tree m works on the coordinates ``(x - center) @ rotation[m]``
-        (its split dimensions, thresholds and boxes are in them)."""
+        (its split dimensions, thresholds and boxes are in them).  P_m is
+        the tree's Haar rotation Q_m, with row b divided by ``scale[b]``
+        when the forest has a scale."""
         cdef cnp.npy_intp shape[3]
         cdef cnp.npy_intp strides[3]
         cdef size_t d = self.f.n_features
@@ -360,8 +372,8 @@ cdef class Forest:
     def transform(self, X, Py_ssize_t m):
         """Points ``X`` (C-contiguous float64, shape (n, D)) in tree ``m``'s
         coordinates: ``(X - center) @ rotation[m]`` computed by the C core
-        (``mt_forest_transform``, bitwise what the trees use), or a copy of
-        ``X`` for axis-aligned trees."""
+        (``mt_forest_transform``, bitwise what the trees use), ``X / scale``
+        for axis-aligned trees with a scale, or a copy of ``X``."""
         cdef const double[:, ::1] Xv = X
         cdef size_t d = self.f.n_features
         if not 0 <= m < <Py_ssize_t>self.f.n_trees:
@@ -388,7 +400,7 @@ cdef class Forest:
 
     # -- growth ------------------------------------------------------------
     def fit(self, X, double lifetime, bit_generators, n_threads=1, rotation=None,
-            Py_ssize_t spare_nodes=0):
+            Py_ssize_t spare_nodes=0, scale=None):
         """Copy ``X`` (C-contiguous float64, shape (n, D)) into the forest
         and grow every tree on it up to ``lifetime``, tree m drawing from
         ``bit_generators[m]`` (numpy BitGenerators, kept by the forest).
@@ -403,7 +415,11 @@ cdef class Forest:
         Q_m of SO(D) drawn from its own generator, about the centre c =
         the mean of ``X`` (``c/grow.h``); the tree then grows on, and
         later looks points up in, its coordinates (X - c) @ Q_m.  ``None``
-        (the default) grows axis-aligned trees.  Returns self."""
+        (the default) grows axis-aligned trees.
+
+        ``scale`` (D finite positive values, or None): the trees see every
+        point (of this fit and of every later insertion and lookup) as
+        x / scale, before any rotation (``c/forest.h``).  Returns self."""
         cdef const double[:, ::1] Xv = X
         if Xv.shape[0] < 1 or <size_t>Xv.shape[1] != self.f.n_features:
             raise ValueError(f"X must have shape (n >= 1, {self.f.n_features}), got "
@@ -415,6 +431,17 @@ cdef class Forest:
         if spare_nodes < 0:
             raise ValueError(f"spare_nodes must be >= 0, got {spare_nodes}")
         gens = _check_bit_generators(bit_generators, self.f.n_trees)
+        cdef const double[::1] sv
+        cdef const double *sp = NULL
+        if scale is not None:
+            scale = np.ascontiguousarray(scale, dtype=np.float64)
+            if scale.shape != (self.f.n_features,):
+                raise ValueError(f"scale must have shape ({self.f.n_features},), got "
+                                 f"{scale.shape}")
+            if not np.all(np.isfinite(scale) & (scale > 0)):
+                raise ValueError("scale must be finite and > 0")
+            sv = scale
+            sp = &sv[0]
         center = None
         if rotation is not None:
             center = np.ascontiguousarray(np.mean(X, axis=0), dtype=np.float64)
@@ -427,6 +454,7 @@ cdef class Forest:
         try:
             mt_forest_clear(&self.f)
             mt_forest_drop_transform(&self.f)
+            check_status(mt_forest_set_scale(&self.f, sp), "Forest.fit: the scale")
             check_status(mt_forest_append_points(&self.f, &Xv[0, 0], <size_t>Xv.shape[0]),
                          f"Forest.fit: copying {Xv.shape[0]} x {Xv.shape[1]} points")
             self._bit_generators = gens
@@ -921,6 +949,7 @@ cdef class Forest:
                  "perm": np.array(self.perm) if self.f.X != NULL else None,
                  "lower": np.array(self.lower), "upper": np.array(self.upper),
                  "rotation": None, "center": None,
+                 "scale": None if self.f.scale == NULL else np.array(self.scale),
                  "key": None if self.f.key == NULL else np.array(self.column_keys)}
         for name in _INDEX_ARRAYS + _DOUBLE_ARRAYS:
             state[name] = np.array(getattr(self, name))
@@ -972,6 +1001,11 @@ cdef class Forest:
             if rotation.shape != (M, d, d) or center.shape != (d,):
                 raise ValueError(f"Forest state: rotation must have shape {(M, d, d)} and "
                                  f"center {(d,)}")
+        scale = state.get("scale")
+        if scale is not None:
+            scale = np.ascontiguousarray(scale, dtype=np.float64)
+            if scale.shape != (d,):
+                raise ValueError(f"Forest state: scale must have shape {(d,)}")
         key = state.get("key")
         if key is not None:
             if not isinstance(key, np.ndarray) or key.dtype != np.int64 or \
@@ -982,13 +1016,13 @@ cdef class Forest:
         lifetime = float(state["lifetime"])
         self._begin_growth()
         try:
-            self._load(arrays, n_nodes, n_points, lifetime, rotation, center)
+            self._load(arrays, n_nodes, n_points, lifetime, rotation, center, scale)
         finally:
             self._growing = False
         self._bit_generators = gens
 
     cdef _load(self, dict arrays, size_t n_nodes, size_t n_points, double lifetime,
-               rotation, center):
+               rotation, center, scale):
         cdef size_t M = self.f.n_trees, d = self.f.n_features
         mt_forest_free(&self.f)
         check_status(mt_forest_init(&self.f, M, d), "Forest state")
@@ -1030,6 +1064,13 @@ cdef class Forest:
                 raise MemoryError("Forest state: the rotations")
             _copy_double(self.f.rotation, rotation.reshape(-1))
             _copy_double(self.f.center, center)
+        if scale is not None:
+            self.f.scale = <double *>malloc(d * sizeof(double))
+            if self.f.scale == NULL:
+                mt_forest_free(&self.f)
+                mt_forest_init(&self.f, M, d)
+                raise MemoryError("Forest state: the scale")
+            _copy_double(self.f.scale, scale)
         self.f.n_nodes = n_nodes
         self.f.n_points = n_points
         self.f.lifetime = lifetime

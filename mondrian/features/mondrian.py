@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._ext._forest import Forest, copy_bit_generator
 from .._progress import check_verbose, progress
-from .._scale import lifetime_scale
+from .._scale import lifetime_scale, resolve_feature_scale
 from .._streams import spawn_bit_generators
 from .._dask import is_dask_collection
 from .._validation import (all_finite, available_memory, check_array_input, check_auto_or,
@@ -121,6 +121,16 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         width is about λ·E‖v‖₁ (≈ λ√(2D/π)) in Euclidean distance.  Costs D²
         multiply-adds per point per tree in ``fit``, ``extend`` and
         ``transform`` (see :doc:`/rotated`).
+    feature_scale : None, 'std', 'auto' or array-like of shape (n_features,), default=None
+        Per-feature length scales l: the trees cut the points x / l (before
+        any rotation), so the kernel is exp(-λ Σ_b ∣x_b - x'_b∣ / l_b), an
+        ARD Laplace kernel.  None: the paper's kernel on x itself.  'std':
+        l = the standard deviation of each feature over the points passed
+        to ``fit`` (1 for a constant feature), the kernel on standardised
+        inputs, which the automatic estimators use by default (features on
+        different scales otherwise weigh by their units); 'auto': 'std' with
+        ``lifetime='auto'``, None with a number.  Fixed at ``fit``:
+        ``partial_fit`` and ``transform`` divide new points by the same l.
 
     Attributes
     ----------
@@ -139,11 +149,14 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         Number of columns of the feature matrix at ``lifetime_``.
     rotation_ : ndarray of shape (n_trees, n_features, n_features) or None
         With ``rotation='uniform'``, the trees' rotations Q_m (orthogonal,
-        determinant +1): tree m's coordinates of x are
-        ``(x - center_) @ rotation_[m]``.  None for axis-aligned trees.
+        determinant +1; with a ``feature_scale``, row b divided by l_b):
+        tree m's coordinates of x are ``(x - center_) @ rotation_[m]``.
+        None for axis-aligned trees.
     center_ : ndarray of shape (n_features,) or None
         The centre c of the rotations (the mean of the training points), or
         None.
+    feature_scale_ : ndarray of shape (n_features,) or None
+        The length scales l the trees divide the points by, or None.
 
     See Also
     --------
@@ -163,7 +176,8 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
 
     def __init__(self, n_trees: int = 100, lifetime: float | str = "auto", *, random_state=None,
                  n_jobs: int | None = None, verbose: int = 0, store_points: bool = True,
-                 max_nodes: int | None = None, rotation: str | None = None):
+                 max_nodes: int | None = None, rotation: str | None = None,
+                 feature_scale=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
@@ -172,6 +186,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         self.store_points = store_points
         self.max_nodes = max_nodes
         self.rotation = rotation
+        self.feature_scale = feature_scale
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None) -> "MondrianFeatures":
@@ -217,12 +232,13 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         verbose = check_verbose(self.verbose)
         rotation = check_rotation(self.rotation)
         X = check_array_input(self, X, reset=True)
+        scale = resolve_feature_scale(self.feature_scale, X, lifetime == "auto")
         rng = check_random_generator(self.random_state)
         if lifetime == "auto":
             # Draws rows from rng, not from its seed sequence: the trees'
             # streams (spawned below) are the same as with a number.
-            lifetime = lifetime_scale(X, rng, rotation=rotation)
-        budget = _MemoryBudget(X, n_trees, n_threads, rotation)
+            lifetime = lifetime_scale(X, rng, rotation=rotation, scale=scale)
+        budget = _MemoryBudget(X, n_trees, n_threads, rotation, scale)
         budget.check_fixed()
         streams = spawn_bit_generators(rng, n_trees)
         budget.check_fit(X, lifetime, streams)
@@ -232,7 +248,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         with progress(n_trees, f"MondrianFeatures.fit: trees to lifetime {lifetime:.4g}",
                       verbose) as bar:
             forest.fit(X, lifetime, streams, n_threads, rotation=rotation,
-                       spare_nodes=2 * int(spare_points) * n_trees)
+                       spare_nodes=2 * int(spare_points) * n_trees, scale=scale)
             bar.update(n_trees)
         self.forest_ = forest
         self.lifetime_ = lifetime
@@ -297,7 +313,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         _check_joint_range(old, X)
         n_threads = resolve_n_jobs(self.n_jobs)
         _MemoryBudget(X, old.n_trees, n_threads,
-                      None if old.rotation is None else "uniform").check_insert(
+                      None if old.rotation is None else "uniform", old.scale).check_insert(
             old, copy=old.shared)
         forest = old.copy() if old.shared else old
         forest.insert(X, n_threads, max_nodes or 0)
@@ -337,7 +353,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         n_threads = resolve_n_jobs(self.n_jobs)
         old = self.forest_
         budget = _MemoryBudget(old.X, old.n_trees, n_threads,
-                               None if old.rotation is None else "uniform")
+                               None if old.rotation is None else "uniform", old.scale)
         budget.check_extend(old, lifetime, copy=old.shared)
         forest = old.copy() if old.shared else old
         with progress(forest.n_trees, f"MondrianFeatures.extend: trees to lifetime "
@@ -355,6 +371,13 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         check_is_fitted(self, "forest_")
         rotation = self.forest_.rotation
         return None if rotation is None else np.array(rotation)
+
+    @property
+    def feature_scale_(self) -> np.ndarray | None:
+        """The per-feature length scales l (a copy), or None."""
+        check_is_fitted(self, "forest_")
+        scale = self.forest_.scale
+        return None if scale is None else np.array(scale)
 
     @property
     def center_(self) -> np.ndarray | None:
@@ -715,11 +738,14 @@ class _MemoryBudget:
     """
 
     def __init__(self, X: np.ndarray, n_trees: int, n_threads: int,
-                 rotation: str | None = None):
+                 rotation: str | None = None, scale: np.ndarray | None = None):
         # Only sizes and extents are kept: X may be a view of a forest,
         # which must not stay pinned (Forest.shared).
         self.n, self.d = X.shape
         self.extent = np.ptp(X, axis=0)
+        self.scale = None if scale is None else np.array(scale, dtype=np.float64)
+        if scale is not None:
+            self.extent = self.extent / self.scale   # the trees' coordinates
         if rotation is not None:
             # A rotated tree's box is that of the rotated points: each side
             # is at most the points' Euclidean diameter, ≤ ‖extent‖₂.
@@ -734,6 +760,8 @@ class _MemoryBudget:
         thread's rotated copy of the points and the M rotations)."""
         n, d, m = float(self.n), float(self.d), float(self.m)
         rotated = (8 * n * d * self.n_threads + 8 * m * d * d) if self.rotated else 0.0
+        if self.scale is not None and not self.rotated:
+            rotated = 8 * n * d * self.n_threads   # each thread's scaled copy (extend)
         return (8 * n * d + 16 * m * n + (8 * n + 8 * n * d) * self.n_threads
                 + m * (TREE_OBJECT_BYTES + 64) + rotated)
 
@@ -825,7 +853,8 @@ class _MemoryBudget:
         """The pilot trees, one per stream, grown on X to ``lifetime``
         (rotated if the budget's forest is)."""
         pilot = Forest(len(streams), self.d)
-        pilot.fit(X, lifetime, streams, n_threads, rotation="uniform" if self.rotated else None)
+        pilot.fit(X, lifetime, streams, n_threads, rotation="uniform" if self.rotated else None,
+                  scale=self.scale)
         return pilot
 
     def largest_lifetime(self, X: np.ndarray, lifetime: float, random_state,
@@ -964,6 +993,9 @@ def _check_joint_range(forest: Forest, X: np.ndarray) -> None:
     """Reject new points whose range together with the forest's overflows
     double precision (as ``check_array_input`` does for one data set)."""
     roots = forest.roots
+    if forest.scale is not None and forest.rotation is None:
+        with np.errstate(over="ignore"):
+            X = X / forest.scale   # the trees' coordinates, as their boxes
     lo = np.minimum(forest.lower[roots].min(axis=0), X.min(axis=0))
     hi = np.maximum(forest.upper[roots].max(axis=0), X.max(axis=0))
     del roots

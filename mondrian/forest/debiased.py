@@ -168,7 +168,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _debias
-from .._scale import lifetime_scale
+from .._scale import lifetime_scale, resolve_feature_scale
 from .._validation import (FOREST_STATISTICS, all_finite, check_array_input, check_auto_or,
                            check_bool, check_fraction, check_int, check_lifetime,
                            check_lifetime_ratios, check_rotation, check_target_scale,
@@ -345,8 +345,16 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         estimator, its jackknife and its variance keep their form (each tree
         is a Mondrian partition in its own coordinates).  The rule of thumb
         of ``lifetime='auto'`` is derived for axis-aligned cuts and is
-        applied to the inputs as given: under rotation it is an
-        approximation.
+        applied to the inputs as the trees see them (scaled): under
+        rotation it is an approximation.
+    feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
+        Per-feature length scales l the trees divide the inputs by (as in
+        :class:`~mondrian.MondrianFeatures`): 'std', each feature's
+        standard deviation over the training points, so that features in
+        different units are cut alike without a scaler; None, the inputs as
+        given; or the user's values; 'auto': 'std' with ``lifetime='auto'``,
+        None with a number (in the units of X).  ``lifetime='auto'`` is
+        computed on x / l.  Fitted value: ``feature_scale_``.
     variance : {'loo', 'cku'}, default='loo'
         The estimate σ̂²(x) of the noise variance near x in the standard
         deviation (σ̂²(x) Σ_i w_i(x)²)^{1/2}: 'loo', the forest's weighted
@@ -359,6 +367,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
     ----------
     features_ : MondrianFeatures
         The trees, grown to ``max(lifetime_ratios_) * lifetime_``.
+    feature_scale_ : ndarray of shape (n_features,) or None
+        The length scales the trees divide the inputs by (``feature_scale``).
     lifetime_ : float
         λ.
     lifetime_rule_ : str
@@ -393,7 +403,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_trees: int = 100, lifetime="auto", *, debias_order: int = 1,
                  lifetime_ratios=None, random_state=None, n_jobs: int | None = None,
-                 rotation=None, variance: str = "loo"):
+                 rotation=None, variance: str = "loo", feature_scale="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.debias_order = debias_order
@@ -401,6 +411,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.rotation = rotation
+        self.feature_scale = feature_scale
         self.variance = variance
 
     def fit(self, X, y) -> "DebiasedMondrianForestRegressor":
@@ -430,16 +441,19 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_target_scale(y, what=FOREST_STATISTICS)
+        self.feature_scale_ = scale = resolve_feature_scale(self.feature_scale, X,
+                                                            lifetime == "auto")
         self.memory_capped_ = False
         if lifetime == "auto":
+            Z = X if scale is None else X / scale   # the trees' coordinates
             try:
-                lifetime, rule = aimse_lifetime(X, y), "aimse"
+                lifetime, rule = aimse_lifetime(Z, y), "aimse"
             except ValueError:
-                lifetime, rule = _median_distance_lifetime(X), "median distance"
+                lifetime, rule = _median_distance_lifetime(Z), "median distance"
             # Lowered where the trees would not fit in memory (the trees'
             # streams are not advanced: the same trees where they fit).
             top = float(ratios.max()) * lifetime
-            budget = _MemoryBudget(X, n_trees, resolve_n_jobs(self.n_jobs), rotation)
+            budget = _MemoryBudget(X, n_trees, resolve_n_jobs(self.n_jobs), rotation, scale)
             fitted, self.memory_capped_ = budget.largest_lifetime(
                 X, top, self.random_state,
                 node_bytes(X.shape[1]) + FIT_NODE_EXTRA_BYTES)
@@ -453,7 +467,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         self.jackknife_weights_ = jackknife_weights(ratios)
         self.features_ = MondrianFeatures(
             n_trees=n_trees, lifetime=float(ratios.max()) * self.lifetime_,
-            random_state=self.random_state, n_jobs=self.n_jobs, rotation=rotation).fit(X)
+            random_state=self.random_state, n_jobs=self.n_jobs, rotation=rotation,
+            feature_scale=scale).fit(X)
         self.y_mean_ = float(np.mean(y))
         self._node_stats(y - self.y_mean_)
         self.variance_ = self.variance

@@ -66,7 +66,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _mforest
-from .._scale import lifetime_scale
+from .._scale import lifetime_scale, resolve_feature_scale
 from .._validation import (FOREST_STATISTICS, check_array_input, check_auto_or, check_bool,
                           check_fitted_features, check_fraction, check_int, check_lifetime,
                           check_positive_float, check_random_generator, check_rotation,
@@ -379,7 +379,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         at :meth:`_fit_bytes_per_node`); sets ``memory_capped_``.  Trees on
         a few thousand points always fit: the selection is then unchanged
         and ``rng`` untouched."""
-        budget = _MemoryBudget(X, params["n_trees"], params["n_threads"], params["rotation"])
+        budget = _MemoryBudget(X, params["n_trees"], params["n_threads"], params["rotation"],
+                               self.feature_scale_)
         lifetime, self.memory_capped_ = budget.largest_lifetime(
             X, lifetime, rng, self._fit_bytes_per_node(X.shape[1]), n_final)
         return lifetime
@@ -387,7 +388,7 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
     def _features(self, params: dict, lifetime: float, rng) -> MondrianFeatures:
         return MondrianFeatures(n_trees=params["n_trees"], lifetime=lifetime, random_state=rng,
                                 n_jobs=self.n_jobs, max_nodes=params["max_nodes"],
-                                rotation=params["rotation"])
+                                rotation=params["rotation"], feature_scale=self.feature_scale_)
 
     #: Whether, when nothing else needs held-out points (a numeric
     #: lifetime), the smoothing hyperparameters are selected in sample, by an
@@ -400,6 +401,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         ``self._hyper_grid()`` lists, compute the node statistics on every
         point."""
         rng = check_random_generator(self.random_state)
+        self.feature_scale_ = resolve_feature_scale(self.feature_scale, X,
+                                                    isinstance(params["lifetime"], str))
         self._resolved = None
         self.__dict__["_pending"] = ()  # points kept aside by an earlier fit's partial_fit
         self.__dict__["_pending_bounds"] = None
@@ -413,7 +416,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
         select_hyper = len(grid) > 1 and enough
         hold_out = enough and (auto_lifetime or (select_hyper and not self._selects_in_sample))
         # Draws from rng's own stream: the trees' streams are spawned.
-        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
+        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"],
+                                              scale=self.feature_scale_)
         if auto_lifetime:
             max_lifetime = AUTO_LIFETIME_FACTOR * self.lifetime_scale_
         else:
@@ -525,7 +529,8 @@ class _MondrianForestBase(SharesTreesOnCopy, BaseEstimator):
     def _fit_aggregated(self, X, targets, params, rng) -> None:
         """AMF: the trees grown on all points, the node weights from the
         points in their given order (:mod:`mondrian.forest.aggregation`)."""
-        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"])
+        self.lifetime_scale_ = lifetime_scale(X, rng, rotation=params["rotation"],
+                                              scale=self.feature_scale_)
         lifetime = params["lifetime"]
         self.memory_capped_ = False
         if isinstance(lifetime, str):
@@ -709,6 +714,17 @@ _COMMON_PARAMS = """n_trees : int, default=100
     rotation : {None, 'uniform'}, default=None
         As in :class:`MondrianFeatures`: 'uniform' gives every tree its own
         random rotation of the inputs.
+    feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
+        Per-feature length scales l the trees divide the inputs by (as in
+        :class:`MondrianFeatures`): 'std', each feature's standard
+        deviation over the points of ``fit`` (the first ``partial_fit``
+        before any ``fit``), so that features in different units are cut
+        alike without a scaler (a Mondrian tree cuts a dimension in
+        proportion to its extent: raw CPU data, seeds 0-1, regressor's test
+        error 6.9-7.1 % with None, 5.5 % with 'std'); None, the inputs as
+        given (the paper's forest); or the user's values; 'auto': 'std'
+        with ``lifetime='auto'``, None with a number (in the units of X).
+        Fitted value: ``feature_scale_``.
     smoothing : bool, default=True
         Hierarchical smoothing of the node predictions (see below).  False
         gives the forest as the paper's Sec. 8.3 ran it: every node
@@ -922,7 +938,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         targets, for every (lifetime, hyper) evaluated by the selection of
         the smoothing, or None (nothing selected).
     lifetime_scale_ : float
-        λ₀, the inverse median ℓ₁ distance between training points.
+        λ₀, the inverse median ℓ₁ distance between training points (divided
+        by ``feature_scale_``).
+    feature_scale_ : ndarray of shape (n_features,) or None
+        The length scales the trees divide the inputs by (``feature_scale``).
     y_mean_ : float
         Mean ȳ of the targets at ``fit`` (the prior mean).
     y_var_ : float
@@ -977,12 +996,13 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, noise_variance="auto", prior_scale="auto",
                  validation_fraction: float = 0.2, max_nodes: int | None = None,
-                 aggregation="auto", step="auto"):
+                 aggregation="auto", step="auto", feature_scale="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.rotation = rotation
+        self.feature_scale = feature_scale
         self.smoothing = smoothing
         self.noise_variance = noise_variance
         self.prior_scale = prior_scale
@@ -1100,7 +1120,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         -------
         MondrianForestRegressor
             Fitted; its parameters describe it (``n_trees``, ``lifetime``,
-            ``rotation`` and ``max_nodes`` are those of ``features``), so
+            ``rotation``, ``feature_scale`` and ``max_nodes`` are those of
+            ``features``), so
             :func:`sklearn.base.clone` gives an unfitted estimator that
             grows trees of its own.
         """
@@ -1109,7 +1130,8 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         lam = (features.lifetime_ if lifetime is None
                else check_lifetime(lifetime, upper=features.lifetime_))
         model = cls(n_trees=forest.n_trees, lifetime=lam, random_state=random_state,
-                    n_jobs=n_jobs, rotation=features.rotation, smoothing=smoothing,
+                    n_jobs=n_jobs, rotation=features.rotation,
+                    feature_scale=features.feature_scale_, smoothing=smoothing,
                     noise_variance=noise_variance, prior_scale=prior_scale,
                     max_nodes=features.max_nodes, aggregation=False)
         model._set_mode(False)
@@ -1136,8 +1158,10 @@ class MondrianForestRegressor(RegressorMixin, _MondrianForestBase):
         model._posterior_cache = [None]
         model._resolved = None
         rng = check_random_generator(random_state)
+        model.feature_scale_ = features.feature_scale_
         model.lifetime_scale_ = lifetime_scale(np.asarray(forest.X), rng,
-                                               rotation=params["rotation"])
+                                               rotation=params["rotation"],
+                                               scale=model.feature_scale_)
         model.validation_scores_ = None
         model.loo_scores_ = None
         shared = copy.copy(features)
@@ -1488,7 +1512,10 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
         Held-out log-loss (twice) of every (lifetime, discount) evaluated,
         or None.
     lifetime_scale_ : float
-        λ₀, the inverse median ℓ₁ distance between training points.
+        λ₀, the inverse median ℓ₁ distance between training points (divided
+        by ``feature_scale_``).
+    feature_scale_ : ndarray of shape (n_features,) or None
+        The length scales the trees divide the inputs by (``feature_scale``).
     node_counts_ : ndarray of shape (n_nodes, n_classes)
         Class counts of every node (not computed with ``aggregation=True``:
         ``amf_state_`` holds them).
@@ -1524,12 +1551,14 @@ class MondrianForestClassifier(ClassifierMixin, _MondrianForestBase):
                  n_jobs: int | None = None, rotation: str | None = None,
                  smoothing: bool = True, discount="auto",
                  validation_fraction: float = 0.2, max_nodes: int | None = None,
-                 aggregation: bool = False, step: float = 1.0, dirichlet: float = 0.5):
+                 aggregation: bool = False, step: float = 1.0, dirichlet: float = 0.5,
+                 feature_scale="auto"):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.rotation = rotation
+        self.feature_scale = feature_scale
         self.smoothing = smoothing
         self.discount = discount
         self.validation_fraction = validation_fraction

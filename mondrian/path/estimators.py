@@ -57,6 +57,7 @@ from .classify import (DualClassScorer, NewtonClassifierPath, class_sample_weigh
 from .learners import (CGRidgePath, DualExactRidgePath, SGDPath, check_exact_path_size,
                        check_sgd_step, exact_path_memory, exact_ridge_path)
 from .posterior import LifetimePosterior
+from .._scale import resolve_feature_scale
 from .search import LifetimeSearch, lifetime_scale, search_lifetime
 
 __all__ = ["MondrianKernelRidgeCV", "MondrianKernelClassifierCV", "AUTO_EXACT_COLUMNS",
@@ -619,7 +620,8 @@ class _PathWarmStart:
         features = MondrianFeatures(n_trees=self.n_trees if n_trees is None else n_trees,
                                     lifetime=lam_max, random_state=tree_rng,
                                     n_jobs=self.n_jobs if n_jobs is None else n_jobs,
-                                    rotation=self.rotation).fit(X_all)
+                                    rotation=self.rotation,
+                                    feature_scale=self.feature_scale_).fit(X_all)
         return None, mask, features, learner_rng
 
     def __getstate__(self):
@@ -802,11 +804,23 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         kernel (:class:`MondrianFeatures`); the lifetimes are then searched
         around λ₀ = 1/(median ‖x - x'‖₂·E‖v‖₁), the rotated kernel's own
         scale (:func:`~mondrian._scale.lifetime_scale`).
+    feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
+        Per-feature length scales l of the kernel exp(-λ Σ_b ∣x_b - x'_b∣ / l_b)
+        (:class:`MondrianFeatures`): 'std', the standard deviation of each
+        feature of X (1 for a constant one), i.e. the kernel of standardised
+        inputs, so that features in different units weigh alike without a
+        scaler (raw CPU data, seeds 0-2: test error 4.5-5.0 % with None,
+        2.8-2.9 % with 'std'); None, the paper's kernel on X as given; or
+        the user's values.  'auto': 'std' with ``max_lifetime='auto'``, None
+        with a number (a lifetime given is in the units of X, as in the
+        paper).  The fitted value is ``feature_scale_``.
 
     Attributes
     ----------
     features_ : MondrianFeatures
         The forest, grown on the training and validation points.
+    feature_scale_ : ndarray of shape (n_features,) or None
+        The length scales l the trees divide X by (``feature_scale``).
     lifetime_ : float
         Selected λ̂.
     alpha_ : float
@@ -880,7 +894,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
                  solver: str = "auto", n_lifetimes="auto", tol="auto",
                  prior: str = "uniform", prior_variance=1.0, random_state=None,
                  n_jobs: int | None = None, warm_start: bool = False, verbose: int = 0,
-                 rotation: str | None = None):
+                 rotation: str | None = None, feature_scale="auto"):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.alphas = alphas
@@ -897,6 +911,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         self.warm_start = warm_start
         self.verbose = verbose
         self.rotation = rotation
+        self.feature_scale = feature_scale
 
     # ------------------------------------------------------------ parameters
     def _check_params(self) -> dict:
@@ -990,6 +1005,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         X, y = check_array_input(self, X, reset=True, y=y, y_numeric=True)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_target_scale(y, "y")
+        self.feature_scale_ = resolve_feature_scale(self.feature_scale, X,
+                                                    p["max_lifetime"] == "auto")
         check_feature_names(self, X_val, "X_val")
         X_all, y_all, n_given = _stack_data(X, y, X_val, y_val)
         n_jobs = resolve_n_jobs(self.n_jobs)
@@ -1023,7 +1040,7 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         final forest is grown by :meth:`MondrianFeatures.fit` on the dask
         array (a sample, then insertion of the other rows) and the ridge
         weights at (λ̂, α̂) are solved from the blocks' normal equations."""
-        from .._dask import gather_rows, regression_data
+        from .._dask import dask_feature_scale, gather_rows, regression_data
         if X_val is not None or y_val is not None:
             raise ValueError("X_val and y_val with a dask X: not supported; the automatic "
                              "route validates on rows drawn from X")
@@ -1038,6 +1055,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
+        self.feature_scale_ = dask_feature_scale(self.feature_scale, X,
+                                                 p["max_lifetime"] == "auto")
         n_jobs = resolve_n_jobs(self.n_jobs)
         t0 = time.perf_counter()
         self._warm = None
@@ -1150,7 +1169,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         if features is None:
             features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
                                         random_state=final_rng, n_jobs=n_jobs,
-                                        rotation=self.rotation).fit(X_all)
+                                        rotation=self.rotation,
+                                        feature_scale=self.feature_scale_).fit(X_all)
         refit_tol = p["tol"]
         if is_dask_collection(X_all):
             from .._dask import solve_normal
@@ -1249,7 +1269,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         X, y = (X_all, y_all) if whole else _take(X_all, y_all, rows)
         features = MondrianFeatures(n_trees=n_trees, lifetime=min(2.0 * lifetime, ceiling),
                                     random_state=final_rng if whole else ladder_rng,
-                                    n_jobs=n_jobs, rotation=self.rotation).fit(X)
+                                    n_jobs=n_jobs, rotation=self.rotation,
+                                    feature_scale=self.feature_scale_).fit(X)
         train = np.zeros(rows.size, dtype=bool)
         train[:given.size] = True
         if held.size == 0:
@@ -1342,10 +1363,12 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         lifetime, alpha)."""
         auto_alphas = isinstance(p["alphas"], str)
         alphas = AUTO_DUAL_ALPHAS.copy() if auto_alphas else p["alphas"]
-        scale = lifetime_scale(X_all[train], split_rng, rotation=self.rotation)
+        scale = lifetime_scale(X_all[train], split_rng, rotation=self.rotation,
+                               scale=self.feature_scale_)
         lam_top = scale if p["max_lifetime"] == "auto" else p["max_lifetime"]
         features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top, random_state=tree_rng,
-                                    n_jobs=n_jobs, rotation=self.rotation).fit(X_all)
+                                    n_jobs=n_jobs, rotation=self.rotation,
+                                    feature_scale=self.feature_scale_).fit(X_all)
         yc = y_all - float(y_all[:n_given].mean())
         if np.ptp(y_all[:n_given]) == 0.0:
             # Constant targets: exact zeros (the mean's rounding would leave
@@ -1459,11 +1482,13 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             mask = _holdout_mask(self, X_all.shape[0], n_given, need_validation, fraction,
                                  split_rng)
             train_rows = np.flatnonzero(mask)
-            scale = lifetime_scale(X_all[train_rows], split_rng, rotation=self.rotation)
+            scale = lifetime_scale(X_all[train_rows], split_rng, rotation=self.rotation,
+                                   scale=self.feature_scale_)
             lam_top = scale if auto_lam else p["max_lifetime"]
             features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top,
                                         random_state=tree_rng, n_jobs=n_jobs,
-                                        rotation=self.rotation).fit(X_all)
+                                        rotation=self.rotation,
+                                        feature_scale=self.feature_scale_).fit(X_all)
             extend = _forest_extender(features) if auto_lam else None
             mean = float(y_all[mask].mean())
             yc = y_all - mean
@@ -1913,11 +1938,22 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         'uniform': every tree cuts in its own Haar-random rotation of the
         inputs, the uniformly rotated Mondrian kernel
         (:class:`MondrianFeatures`).
+    feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
+        Per-feature length scales l of the kernel exp(-λ Σ_b ∣x_b - x'_b∣ / l_b)
+        (:class:`MondrianFeatures`): 'std', the standard deviation of each
+        feature of X (1 for a constant one), i.e. the kernel of standardised
+        inputs, so that features in different units weigh alike without a
+        scaler None, the paper's kernel on X as given; or
+        the user's values.  'auto': 'std' with ``max_lifetime='auto'``, None
+        with a number (a lifetime given is in the units of X, as in the
+        paper).  The fitted value is ``feature_scale_``.
 
     Attributes
     ----------
     classes_ : ndarray
     features_ : MondrianFeatures
+    feature_scale_ : ndarray of shape (n_features,) or None
+        The length scales l the trees divide X by (``feature_scale``).
     lifetime_ : float
         Selected λ̂.
     C_ : float or None
@@ -1965,7 +2001,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
                  max_iter: int = 100, alpha: float = 1e-4, learning_rate: float = 0.2,
                  n_epochs: int = 2, validation_fraction: float = 0.2, n_lifetimes="auto",
                  random_state=None, n_jobs: int | None = None, warm_start: bool = False,
-                 verbose: int = 0, rotation: str | None = None):
+                 verbose: int = 0, rotation: str | None = None, feature_scale="auto"):
         self.n_trees = n_trees
         self.max_lifetime = max_lifetime
         self.loss = loss
@@ -1984,6 +2020,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         self.warm_start = warm_start
         self.verbose = verbose
         self.rotation = rotation
+        self.feature_scale = feature_scale
 
     def _resolved_solver(self) -> str:
         if self.solver not in _CLF_SOLVERS:
@@ -2045,6 +2082,7 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             raise ValueError("class_weight needs solver='newton' (loss 'logistic' or "
                              "'squared_hinge')")
         X, y = check_array_input(self, X, reset=True, y=y)
+        self.feature_scale_ = resolve_feature_scale(self.feature_scale, X, lam == "auto")
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -2111,7 +2149,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             Cs = C0 * CLASSIFIER_C_FACTORS
         features = MondrianFeatures(n_trees=n_trees, lifetime=float(grid[-1]),
                                     random_state=tree_rng, n_jobs=n_jobs,
-                                    rotation=self.rotation).fit(X_all)
+                                    rotation=self.rotation,
+                                    feature_scale=self.feature_scale_).fit(X_all)
         path = NewtonClassifierPath(features, codes, n_classes, train_rows, loss=self.loss,
                                     Cs=Cs, sample_weight=weight, tol=tol, max_iter=max_iter,
                                     n_jobs=n_jobs)
@@ -2132,7 +2171,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
                 try:
                     features = MondrianFeatures(
                         n_trees=n_trees, lifetime=top * 2.0, random_state=regrow_rng,
-                        n_jobs=n_jobs, rotation=self.rotation).fit(X_all)
+                        n_jobs=n_jobs, rotation=self.rotation,
+                        feature_scale=self.feature_scale_).fit(X_all)
                 except MemoryError:
                     why = "memory"
                 else:
@@ -2216,9 +2256,11 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         if rows.size > PILOT_ROWS:
             rows = np.sort(rng.choice(train_rows, PILOT_ROWS, replace=False))
         X_p, codes_p = X_all[rows], codes[rows]
-        scale = lifetime_scale(X_p, rng, rotation=self.rotation)
+        scale = lifetime_scale(X_p, rng, rotation=self.rotation,
+                               scale=self.feature_scale_)
         forest = MondrianFeatures(n_trees=n_trees, lifetime=scale, random_state=rng,
-                                  n_jobs=n_jobs, rotation=self.rotation).fit(X_p)
+                                  n_jobs=n_jobs, rotation=self.rotation,
+                                  feature_scale=self.feature_scale_).fit(X_p)
         scorer = DualClassScorer(forest, codes_p, n_classes, AUTO_DUAL_ALPHAS, n_jobs=n_jobs)
         search = search_lifetime(scorer, scale, scale, extend=_forest_extender(forest),
                                  evaluate_many=scorer.evaluate_many,
@@ -2241,7 +2283,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             # The data's scale λ₀ = 1/(median ℓ₁ distance); the SGD path
             # sweeps [0, 4λ₀] (good widths lie within a few octaves of λ₀).
             lam = 4.0 * lifetime_scale(X_all[:n_given],
-                                       check_random_generator(self.random_state))
+                                       check_random_generator(self.random_state),
+                                       rotation=self.rotation, scale=self.feature_scale_)
         self.C_ = None
         self.pilot_features_ = None
         self.n_trees_ = n_trees

@@ -219,7 +219,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
      * in tree m (mt_forest_point) */
     mt_index *act = malloc(n_lambdas * sizeof(mt_index));
     double *scratch = NULL;
-    if (act == NULL || (f->rotation != NULL
+    if (act == NULL || (mt_forest_transformed(f)
                         && (scratch = malloc((d > 0 ? d : 1) * sizeof(double))) == NULL)) {
         local = MT_ERR_NOMEM;
     }

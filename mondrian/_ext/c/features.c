@@ -92,7 +92,7 @@ static inline int walk_tile(const mt_forest *f, const double *X, size_t lo, size
 {
     const size_t d = f->n_features;
     double *Z = NULL;
-    if (f->rotation != NULL && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
+    if (mt_forest_transformed(f) && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
         return MT_ERR_NOMEM;
     }
     for (size_t m = m_lo; m < m_hi; ++m) {
@@ -419,7 +419,7 @@ int mt_forest_gram_points(const mt_forest *f, const double *X, size_t n, size_t 
         free(all_one);
         return MT_ERR_NOMEM;
     }
-    const int rotated = f->rotation != NULL;
+    const int rotated = mt_forest_transformed(f);
     const int nt = n_threads > 0 ? n_threads : 1;
     (void)nt;
     for (size_t start = 0; start < n && status == MT_OK; start += chunk) {

@@ -49,6 +49,7 @@ void mt_forest_free(mt_forest *f)
     free(f->perm);
     free(f->rotation);
     free(f->center);
+    free(f->scale);
     free(f->key);
     memset(f, 0, sizeof(*f));
 }
@@ -59,6 +60,29 @@ void mt_forest_drop_transform(mt_forest *f)
     free(f->center);
     f->rotation = NULL;
     f->center = NULL;
+}
+
+int mt_forest_set_scale(mt_forest *f, const double *scale)
+{
+    const size_t d = f->n_features;
+    if (f->n_nodes > 0 || f->rotation != NULL) {
+        return MT_ERR_STATE;
+    }
+    double *copy = NULL;
+    if (scale != NULL) {
+        for (size_t b = 0; b < d; ++b) {
+            if (!(scale[b] > 0.0) || !isfinite(scale[b])) {
+                return MT_ERR_ARG;
+            }
+        }
+        if ((copy = malloc(d * sizeof(double))) == NULL) {
+            return MT_ERR_NOMEM;
+        }
+        memcpy(copy, scale, d * sizeof(double));
+    }
+    free(f->scale);
+    f->scale = copy;
+    return MT_OK;
 }
 
 /*
@@ -173,7 +197,16 @@ void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n
 {
     const size_t d = f->n_features;
     if (f->rotation == NULL) {
-        memcpy(out, X, n * d * sizeof(double));
+        const double *l = f->scale;
+        if (l == NULL) {
+            memcpy(out, X, n * d * sizeof(double));
+            return;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            for (size_t b = 0; b < d; ++b) {
+                out[i * d + b] = X[i * d + b] / l[b];
+            }
+        }
         return;
     }
     const double *Q = f->rotation + m * d * d, *c = f->center;
@@ -434,6 +467,7 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src)
         (s = dup_array((void **)&dst->perm, src->perm, pcap * M, sizeof(mt_index))) ||
         (s = dup_array((void **)&dst->rotation, src->rotation, M * d * d, sizeof(double))) ||
         (s = dup_array((void **)&dst->center, src->center, d, sizeof(double))) ||
+        (s = dup_array((void **)&dst->scale, src->scale, d, sizeof(double))) ||
         (s = dup_array((void **)&dst->key, src->key, cap, sizeof(mt_index)))) {
         mt_forest_free(dst);
         return s;
@@ -448,10 +482,18 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src)
     return MT_OK;
 }
 
-/* The transform pair: both NULL, or finite with orthogonal rotation blocks. */
+/* The transform: a scale finite and positive (or NULL); the rotation pair
+ * both NULL, or finite with blocks whose rows, times the scale, are
+ * orthonormal. */
 static int check_transform(const mt_forest *f)
 {
     size_t d = f->n_features;
+    const double *l = f->scale;
+    for (size_t b = 0; l != NULL && b < d; ++b) {
+        if (!(l[b] > 0.0) || !isfinite(l[b])) {
+            return MT_ERR_STATE;
+        }
+    }
     if (f->rotation == NULL && f->center == NULL) {
         return MT_OK;
     }
@@ -470,6 +512,9 @@ static int check_transform(const mt_forest *f)
                 double dot = 0.0;
                 for (size_t k = 0; k < d; ++k) {
                     dot += R[a * d + k] * R[b * d + k];
+                }
+                if (l != NULL) {
+                    dot *= l[a] * l[b];
                 }
                 /* rows orthonormal to rounding (NaN fails the test) */
                 if (!(fabs(dot - (a == b ? 1.0 : 0.0)) <= 1e-9 * (double)d)) {
@@ -561,7 +606,7 @@ static int check_tree_nodes(const mt_forest *f, size_t m)
  * forest may have been pickled by a build whose transform rounds
  * differently (another compiler may contract multiply-adds), so there a
  * point may stick out of its box by the rounding bound of its coordinates:
- * D * eps * sum_b |x_b - c_b| (|Q| <= 1), taken four times.
+ * D * eps * sum_b |x_b - c_b| / l_b (|Q| <= 1), taken four times.
  */
 static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen, double *z)
 {
@@ -586,7 +631,7 @@ static int check_tree_points(const mt_forest *f, size_t m, unsigned char *seen, 
             double tol = 0.0;
             if (f->rotation != NULL) {
                 for (size_t c = 0; c < d; ++c) {
-                    tol += fabs(raw[c] - f->center[c]);
+                    tol += fabs(raw[c] - f->center[c]) / (f->scale != NULL ? f->scale[c] : 1.0);
                 }
                 tol *= 4.0 * (double)d * DBL_EPSILON;
             }

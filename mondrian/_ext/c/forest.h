@@ -39,15 +39,19 @@
  * node takes the node's key; the two are never active together).  Growing
  * the trees (grow.h) drops the keys.
  *
- * Transform.  Each tree may see the points through its own rotation about a
- * common centre (the uniformly rotated Mondrian kernel, DESIGN.md section
- * 11): tree m works on z = Q_m^T (x - c), i.e.
+ * Transform.  The forest may see the points through a per-feature scale
+ * l (D positive divisors, `scale`: the kernel exp(-lambda sum_b |x_b -
+ * x'_b| / l_b)), and each tree through its own rotation about a common
+ * centre (the uniformly rotated Mondrian kernel, DESIGN.md section 11):
+ * tree m works on z = Q_m^T ((x - c) / l), i.e.
  *
- *     z_a = sum_b (x_b - c_b) Q_m[b, a],
+ *     z_a = sum_b (x_b - c_b) P_m[b, a],   P_m[b, a] = Q_m[b, a] / l_b,
  *
- * coordinate a of the tree being the projection of x - c on column a of
- * Q_m.  `rotation` holds the Q_m (M x D x D, row-major, orthogonal with
- * determinant +1), `center` holds c (D).  Both NULL means the identity.
+ * coordinate a of the tree being the projection of the scaled x - c on
+ * column a of Q_m.  `rotation` holds the P_m (M x D x D, row-major: Q_m
+ * orthogonal with determinant +1, its rows divided by the scale), `center`
+ * holds c (D); both NULL means no rotation.  Without a rotation the tree
+ * works on z_b = x_b / l_b (`scale` non-NULL), or on x itself (NULL).
  * Everything stored per tree -- split dimensions and thresholds, data boxes
  * -- is in the tree's coordinates; X keeps the points as they were given.
  * mt_forest_transform is the one implementation of the map: every reader of
@@ -91,6 +95,7 @@ typedef struct {
     /* per-tree transform of the input; NULL = identity (see above) */
     double *rotation;      /* M x D x D or NULL                              */
     double *center;        /* D or NULL                                      */
+    double *scale;         /* D positive divisors or NULL                    */
 
     /* column key of each node, NULL = the global id (see above) */
     mt_index *key;         /* node_capacity entries or NULL                  */
@@ -165,18 +170,37 @@ int mt_forest_copy(mt_forest *dst, const mt_forest *src);
  * leaves), split dimensions, thresholds (finite; a split's inside its box,
  * between its children's boxes), boxes nested and containing their points, each
  * perm row a permutation of 0..N-1, finite X (unless the points were
- * dropped: then only the slices and boxes), the transform pair, and the
+ * dropped: then only the slices and boxes), the transform (the rotation
+ * pair; a scale finite and positive, the rotations' rows divided by it), and the
  * keys (if any: >= 0, every key's nodes one chain from an ancestor down).
  * Returns MT_OK, MT_ERR_STATE, or MT_ERR_NOMEM (it needs N bytes).
  */
 int mt_forest_check(const mt_forest *f);
 
-/* Drop the per-tree transform (back to the identity). */
+/* Drop the per-tree rotations (the scale, if any, stays). */
 void mt_forest_drop_transform(mt_forest *f);
 
 /*
+ * Give the forest the per-feature scale l (D finite positive values,
+ * copied; NULL removes it): from then on every reader sees x_b / l_b.
+ * Only for a forest with no nodes and no rotations (the scale is part of
+ * the trees' coordinates, and mt_forest_draw_rotations folds it into the
+ * P_m).  Returns MT_OK, MT_ERR_ARG (a value not finite and positive),
+ * MT_ERR_STATE (nodes or rotations present) or MT_ERR_NOMEM.
+ */
+int mt_forest_set_scale(mt_forest *f, const double *scale);
+
+/* Whether the trees see the points through a transform (a scale or
+ * rotations), i.e. whether mt_forest_transform is more than a copy. */
+static inline int mt_forest_transformed(const mt_forest *f)
+{
+    return f->rotation != NULL || f->scale != NULL;
+}
+
+/*
  * Rows of X (n x D, row-major) in tree m's coordinates: out[i] =
- * Q_m^T (X[i] - c), or a copy of X[i] for the identity.  out (n x D) must
+ * P_m^T (X[i] - c) with rotations, else X[i] / l with a scale (one exactly
+ * rounded division per coordinate), else a copy of X[i].  out (n x D) must
  * not overlap X.  Each coordinate is summed over b = 0..D-1 in order, with
  * no fused multiply-add, so the result of a row does not depend on n, on
  * the row's position in the block, on the thread, nor on the instruction
@@ -191,7 +215,7 @@ void mt_forest_transform(const mt_forest *f, size_t m, const double *X, size_t n
 static inline const double *mt_forest_point(const mt_forest *f, size_t m,
                                             const double *x, double *scratch)
 {
-    if (f->rotation == NULL) {
+    if (!mt_forest_transformed(f)) {
         return x;
     }
     mt_forest_transform(f, m, x, 1, scratch);

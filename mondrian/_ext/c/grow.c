@@ -882,8 +882,9 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
         int ok = scratch_init(&work, d) == MT_OK;
         mt_index *stack = malloc((n + 1) * sizeof(mt_index));
         double *rows = malloc(n * d * sizeof(double));
-        double *Z = f->rotation != NULL && extend ? malloc(n * d * sizeof(double)) : NULL;
-        ok = ok && stack != NULL && rows != NULL && (f->rotation == NULL || !extend || Z != NULL);
+        const int transformed = mt_forest_transformed(f);
+        double *Z = transformed && extend ? malloc(n * d * sizeof(double)) : NULL;
+        ok = ok && stack != NULL && rows != NULL && (!transformed || !extend || Z != NULL);
         for (;;) {
             ptrdiff_t m = -1;
 #ifdef _OPENMP
@@ -906,10 +907,11 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
             work.perm = mt_forest_perm(f, (size_t)m);
             if (s == MT_OK && !extend) {
                 /* the rows in their own order (perm starts as the identity),
-                 * in the tree's coordinates for a rotated forest; gathered
-                 * from X itself when it is small and not rotated */
+                 * in the tree's coordinates for a transformed forest;
+                 * gathered from X itself when it is small and not
+                 * transformed */
                 double *src = rows;
-                if (f->rotation != NULL) {
+                if (transformed) {
                     mt_forest_transform(f, (size_t)m, f->X, n, rows);
                 } else if (gather) {
                     src = f->X;
@@ -1250,9 +1252,15 @@ int mt_forest_draw_rotations(mt_forest *f, const double *center, bitgen_t *const
 #endif
     for (ptrdiff_t m = 0; m < count; ++m) {
         double *G = malloc(d * d * sizeof(double));
-        int s = G == NULL ? MT_ERR_NOMEM
-                          : draw_rotation(rngs[m], d, rotation + (size_t)m * d * d, G);
+        double *P = rotation + (size_t)m * d * d;
+        int s = G == NULL ? MT_ERR_NOMEM : draw_rotation(rngs[m], d, P, G);
         free(G);
+        /* the forest's scale folded in: P_m[b, a] = Q_m[b, a] / l_b */
+        for (size_t b = 0; s == MT_OK && f->scale != NULL && b < d; ++b) {
+            for (size_t a = 0; a < d; ++a) {
+                P[b * d + a] /= f->scale[b];
+            }
+        }
         status = s < status ? s : status;
     }
     if (status != MT_OK) {

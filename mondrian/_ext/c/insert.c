@@ -544,13 +544,13 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     /* a tree's old boxes (store_boxes), two with two threads: largest * d
      * doubles fit, f's boxes hold them */
     tmp = malloc(((largest > 0 ? largest : 1) * d * 2) * sizeof(double));
-    if (f->rotation != NULL) {
+    if (mt_forest_transformed(f)) {
         /* the batch in the coordinates of the tree each thread walks */
         Zall = (size_t)nt <= SIZE_MAX / sizeof(double) / (xd > 0 ? xd : 1)
                    ? malloc((size_t)nt * xd * sizeof(double)) : NULL;
     }
     if (trees == NULL || rank == NULL || old_offset == NULL || tmp == NULL ||
-        (f->rotation != NULL && Zall == NULL)) {
+        (mt_forest_transformed(f) && Zall == NULL)) {
         status = MT_ERR_NOMEM;
         goto cleanup;
     }

@@ -1,0 +1,272 @@
+"""Per-feature length scales (``feature_scale``): the trees cut x / l.
+
+The forest's transform divides every coordinate by l in C (``c/forest.h``),
+one exactly rounded division, as numpy's ``X / l`` is: so a forest with a
+scale on X is bit for bit the forest without one on X / l, and the default
+estimators ('auto': l = the features' standard deviations when the
+lifetime is automatic) give the same predictions when a feature is
+multiplied by a power of two (exact in floating point, std included).
+"""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from mondrian import (DebiasedMondrianForestRegressor, MondrianFeatures, MondrianForestClassifier,
+                      MondrianForestRegressor, MondrianKernelClassifierCV, MondrianKernelRidge,
+                      MondrianKernelRidgeCV, MondrianSGDClassifier)
+from mondrian._ext._forest import Forest
+from mondrian._scale import feature_std, lifetime_scale, resolve_feature_scale
+from mondrian.features.mondrian import _MemoryBudget
+
+
+def _data(rng, n=300, d=4):
+    X = rng.standard_normal((n, d)) * np.array([1.0, 30.0, 1e-3, 5e4])[:d]
+    y = np.sin(X[:, 0]) + X[:, 1] / 30.0 + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+def _node_arrays(forest):
+    return {name: np.array(getattr(forest, name))
+            for name in ("parent", "left", "right", "feature", "threshold", "tau", "lower",
+                         "upper", "node_offset")}
+
+
+# --------------------------------------------------------------- the forest
+def test_scaled_forest_is_the_forest_of_the_scaled_points(rng):
+    X, _ = _data(rng)
+    scale = feature_std(X)
+    a = MondrianFeatures(20, "auto", random_state=3, feature_scale=scale).fit(X)
+    b = MondrianFeatures(20, "auto", random_state=3).fit(X / scale)
+    assert a.lifetime_ == b.lifetime_
+    for name, value in _node_arrays(a.forest_).items():
+        np.testing.assert_array_equal(value, _node_arrays(b.forest_)[name], err_msg=name)
+    # the forest keeps the points as given
+    np.testing.assert_array_equal(np.array(a.forest_.X), X)
+    X_new = rng.standard_normal((50, 4)) * 7.0
+    for lam in (0.5 * a.lifetime_, a.lifetime_):
+        np.testing.assert_array_equal(a.transform(X_new, lam).toarray(),
+                                      b.transform(X_new / scale, lam).toarray())
+    # insertion divides the new points by the same scale
+    a.partial_fit(X_new)
+    b.partial_fit(X_new / scale)
+    for name, value in _node_arrays(a.forest_).items():
+        np.testing.assert_array_equal(value, _node_arrays(b.forest_)[name], err_msg=name)
+    # and so does extension (memorylessness, each tree's own stream)
+    a.extend(2 * a.lifetime_)
+    b.extend(2 * b.lifetime_)
+    np.testing.assert_array_equal(np.array(a.forest_.threshold), np.array(b.forest_.threshold))
+
+
+def test_scale_changes_the_forest(rng):
+    """The check above is not vacuous: without the scale the trees differ."""
+    X, _ = _data(rng)
+    a = MondrianFeatures(20, 1.0, random_state=3, feature_scale="std").fit(X)
+    b = MondrianFeatures(20, 1.0, random_state=3).fit(X)
+    assert a.forest_.n_nodes != b.forest_.n_nodes or not np.array_equal(
+        np.array(a.forest_.feature), np.array(b.forest_.feature))
+
+
+def test_rotated_scaled_coordinates(rng):
+    """With rotations, tree m works on ((x - c) / l) Q_m: rotation_[m] is Q_m
+    with row b divided by l_b, Q_m orthogonal."""
+    X, _ = _data(rng, n=60, d=3)
+    mf = MondrianFeatures(5, 1.0, random_state=0, rotation="uniform",
+                          feature_scale="std").fit(X)
+    scale = mf.feature_scale_
+    np.testing.assert_array_equal(scale, np.std(X, axis=0))
+    for m in range(5):
+        Q = mf.rotation_[m] * scale[:, None]
+        np.testing.assert_allclose(Q @ Q.T, np.eye(3), atol=1e-12)
+        assert np.linalg.det(Q) == pytest.approx(1.0)
+        np.testing.assert_allclose(mf.forest_.transform(X, m), ((X - mf.center_) / scale) @ Q,
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_scaled_kernel_is_the_ard_laplace_kernel():
+    """E[k_M(x, x')] = exp(-λ Σ_b |x_b - x'_b| / l_b) (Prop. 1 on x / l):
+    the mean over M = 4000 trees of the indicator "same cell", a Bernoulli
+    mean with standard error √(k(1 - k)/M), within 5 of them (conftest)."""
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 100.0], [0.5, 50.0]])
+    scale = np.array([1.0, 100.0])
+    lam, M = 1.0, 4000
+    mf = MondrianFeatures(M, lam, random_state=1, feature_scale=scale).fit(X)
+    Phi = mf.transform(X)
+    K = (Phi @ Phi.T).toarray()
+    D = np.abs(X[:, None, :] - X[None, :, :]) / scale
+    truth = np.exp(-lam * D.sum(axis=2))
+    se = np.sqrt(truth * (1 - truth) / M)
+    diff = np.abs(K - truth)
+    assert np.all(diff <= 5 * se + 1e-12), (K, truth)
+
+
+def test_forest_state_keeps_and_checks_the_scale(rng):
+    X, _ = _data(rng, n=40)
+    scale = feature_std(X)
+    f = Forest(3, 4).fit(X, 1.0, [np.random.PCG64(i) for i in range(3)], scale=scale)
+    g = pickle.loads(pickle.dumps(f))
+    np.testing.assert_array_equal(np.array(g.scale), scale)
+    np.testing.assert_array_equal(np.array(g.threshold), np.array(f.threshold))
+    state = f.__getstate__()
+    for bad in (-scale, np.where(np.arange(4) == 1, np.nan, scale), np.zeros(4)):
+        state["scale"] = bad
+        with pytest.raises(ValueError, match="Forest state"):
+            Forest(3, 4).__setstate__(state)
+    state["scale"] = scale[:3]
+    with pytest.raises(ValueError, match="scale must have shape"):
+        Forest(3, 4).__setstate__(state)
+    # a state without the scale is another forest: its points leave their boxes
+    state["scale"] = None
+    with pytest.raises(ValueError, match="Forest state"):
+        Forest(3, 4).__setstate__(state)
+
+
+@pytest.mark.parametrize("bad", [np.ones(3), np.array([1.0, -1.0, 1.0, 1.0]),
+                                 np.array([1.0, np.inf, 1.0, 1.0])])
+def test_forest_fit_refuses_a_bad_scale(rng, bad):
+    X, _ = _data(rng, n=20)
+    with pytest.raises(ValueError, match="scale"):
+        Forest(2, 4).fit(X, 1.0, [np.random.PCG64(i) for i in range(2)], scale=bad)
+
+
+# ----------------------------------------------------------- the parameter
+def test_feature_std(rng):
+    X = np.c_[rng.standard_normal(100), np.full(100, 3.0), 1e300 * rng.standard_normal(100)]
+    std = feature_std(X)
+    assert std[1] == 1.0
+    assert std[0] == pytest.approx(np.std(X[:, 0]), rel=1e-14)
+    # the squares of the third column overflow; its deviation does not
+    assert np.isfinite(std[2]) and std[2] == pytest.approx(1e300 * np.std(X[:, 2] / 1e300))
+
+
+def test_resolve_feature_scale(rng):
+    X, _ = _data(rng)
+    assert resolve_feature_scale(None, X, True) is None
+    assert resolve_feature_scale("auto", X, False) is None
+    np.testing.assert_array_equal(resolve_feature_scale("auto", X, True), np.std(X, axis=0))
+    np.testing.assert_array_equal(resolve_feature_scale([1, 2, 3, 4], X), [1.0, 2.0, 3.0, 4.0])
+    # λ₀ of the scaled points
+    a = lifetime_scale(X, np.random.default_rng(0), scale=np.std(X, axis=0))
+    b = lifetime_scale(X / np.std(X, axis=0), np.random.default_rng(0))
+    assert a == b
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    ("standard", ValueError, "feature_scale must be 'auto', 'std', None"),
+    (np.ones(3), ValueError, r"feature_scale must have one value per feature \(4\)"),
+    ([1.0, 0.0, 1.0, 1.0], ValueError, "feature_scale must be finite and > 0"),
+    ([1.0, np.nan, 1.0, 1.0], ValueError, "feature_scale must be finite and > 0"),
+    ({"a": 1}, TypeError, "feature_scale must be"),
+    ([1.0, 1.0, 1.0, 1e-320], ValueError, "overflows"),
+])
+@pytest.mark.parametrize("make", [
+    lambda s: MondrianFeatures(5, 1.0, feature_scale=s),
+    lambda s: MondrianKernelRidgeCV(feature_scale=s),
+    lambda s: MondrianForestRegressor(5, feature_scale=s),
+    lambda s: DebiasedMondrianForestRegressor(5, feature_scale=s),
+    lambda s: MondrianKernelRidge(5, feature_scale=s),
+])
+def test_bad_feature_scale(rng, make, bad, error, match):
+    X, y = _data(rng, n=40)
+    X[0, 3] = 1e300
+    est = make(bad)
+    with pytest.raises(error, match=match):
+        est.fit(X) if isinstance(est, MondrianFeatures) else est.fit(X, y)
+
+
+def test_auto_scale_follows_the_lifetime(rng):
+    """'auto' standardises with an automatic lifetime only: a lifetime given
+    is in the units of X (the paper's λ on its raw data)."""
+    X, y = _data(rng, n=200)
+    std = np.std(X, axis=0)
+    model = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.feature_scale_, std)
+    np.testing.assert_array_equal(model.features_.feature_scale_, std)
+    assert MondrianKernelRidgeCV(max_lifetime=1.0, solver="dual",
+                                 random_state=0).fit(X, y).feature_scale_ is None
+    assert MondrianForestRegressor(5, lifetime=1.0, random_state=0).fit(X, y).feature_scale_ \
+        is None
+    forest = MondrianForestRegressor(5, random_state=0, aggregation=True).fit(X, y)
+    np.testing.assert_array_equal(forest.feature_scale_, std)
+    assert MondrianKernelRidge(5, 1.0).fit(X, y).features_.feature_scale_ is None
+    np.testing.assert_array_equal(MondrianKernelRidge(5).fit(X, y).features_.feature_scale_, std)
+    assert MondrianFeatures(5).fit(X).feature_scale_ is None
+
+
+def _unit_change(X):
+    """X with its features multiplied by powers of two: exact, and the
+    standard deviations scale exactly with them."""
+    return X * np.ldexp(1.0, np.array([5, -7, 20, -3]))
+
+
+@pytest.mark.parametrize("make, classify", [
+    (lambda: MondrianKernelRidgeCV(random_state=0), False),
+    (lambda: MondrianForestRegressor(20, random_state=0), False),
+    (lambda: DebiasedMondrianForestRegressor(20, random_state=0), False),
+    (lambda: MondrianKernelRidge(20, random_state=0), False),
+    (lambda: MondrianKernelClassifierCV(n_trees=50, random_state=0), True),
+    (lambda: MondrianForestClassifier(20, random_state=0), True),
+    (lambda: MondrianSGDClassifier(20, random_state=0), True),
+])
+def test_default_estimators_do_not_depend_on_units(rng, make, classify):
+    X, y = _data(rng, n=400)
+    if classify:
+        y = (y > np.median(y)).astype(int)
+    X_test = _data(rng, n=100)[0]
+    a = make().fit(X, y)
+    b = make().fit(_unit_change(X), y)
+    pa = a.predict_proba(X_test) if classify else a.predict(X_test)
+    pb = b.predict_proba(_unit_change(X_test)) if classify else b.predict(_unit_change(X_test))
+    np.testing.assert_array_equal(pa, pb)
+    # and the test can fail: without the scale the units change the fit
+    with warnings.catch_warnings():
+        # the debiased forest's cells of the raw units hold one point each
+        warnings.simplefilter("ignore", UserWarning)
+        c = make().set_params(feature_scale=None).fit(_unit_change(X), y)
+    pc = c.predict_proba(_unit_change(X_test)) if classify else c.predict(_unit_change(X_test))
+    assert not np.array_equal(pa, pc)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: MondrianKernelRidgeCV(random_state=0, **kw),
+    lambda **kw: MondrianForestRegressor(20, random_state=0, **kw),
+    lambda **kw: DebiasedMondrianForestRegressor(20, random_state=0, **kw),
+])
+def test_default_is_the_estimator_on_standardised_inputs(rng, make):
+    """feature_scale='auto' with an automatic lifetime is the estimator on
+    X divided by its standard deviations, bit for bit (the trees' draws, the
+    data's scale λ₀ and every prediction)."""
+    X, y = _data(rng, n=300)
+    X_test = _data(rng, n=60)[0]
+    std = np.std(X, axis=0)
+    a = make().fit(X, y)
+    b = make(feature_scale=None).fit(X / std, y)
+    np.testing.assert_array_equal(a.predict(X_test), b.predict(X_test / std))
+
+
+def test_from_features_takes_the_scale(rng):
+    """from_features on scaled trees is the forest estimator with that scale
+    (the docstring's identity, random_state equal)."""
+    X, y = _data(rng, n=200)
+    X_test = _data(rng, n=50)[0]
+    features = MondrianFeatures(10, 1.0, random_state=0, feature_scale="std").fit(X)
+    shared = MondrianForestRegressor.from_features(features, y, random_state=0)
+    np.testing.assert_array_equal(shared.feature_scale_, features.feature_scale_)
+    np.testing.assert_array_equal(shared.get_params()["feature_scale"], features.feature_scale_)
+    own = MondrianForestRegressor(10, 1.0, random_state=0, feature_scale="std").fit(X, y)
+    np.testing.assert_array_equal(shared.predict(X_test), own.predict(X_test))
+
+
+def test_memory_budget_measures_the_scaled_extent(rng):
+    X, _ = _data(rng)
+    scale = feature_std(X)
+    budget = _MemoryBudget(X, 10, 1, None, scale)
+    np.testing.assert_allclose(budget.extent, np.ptp(X / scale, axis=0), rtol=1e-15)
+    # raw points of extent 1e9 at a lifetime of the scaled ones: about the
+    # 2·Π(1 + λ·extent_b) - 1 nodes a tree has in expectation on the scaled
+    # box (Prop. 3; ≈ 1000), not the 2N - 1 = 5999 of the raw extent
+    Xb = rng.random((3000, 3)) * 1e9
+    mf = MondrianFeatures(4, 2.0, random_state=0, feature_scale="std").fit(Xb)
+    expected = 2 * np.prod(1 + 2.0 * np.ptp(Xb / np.std(Xb, axis=0), axis=0)) - 1
+    assert mf.forest_.n_nodes < 1.5 * 4 * expected < 4 * 5999
