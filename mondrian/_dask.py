@@ -429,19 +429,28 @@ def _ssgp_predict_block(block, est, d, want_std, include_noise):
 
 def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
     """:func:`mondrian._scale.resolve_feature_scale` for a dask array X: the
-    per-feature standard deviations ('std') computed over its blocks, each
-    column scaled by a power of two first (exactly) so that no square
-    overflows; 1.0 for a constant column."""
+    scales of :func:`mondrian._scale.feature_std` ('std') computed over its
+    blocks (the deviations with each column scaled by a power of two first,
+    exactly, so that no square overflows; the gap of a two-valued column;
+    1.0 for a constant one)."""
     from ._scale import resolve_feature_scale
     if isinstance(feature_scale, str) and feature_scale == "auto":
         feature_scale = "std" if auto_lifetime else None
     if feature_scale is None:
         return None
-    top = np.asarray(abs(X).max(axis=0).compute(), dtype=np.float64)
+    dask, _ = _dask()
+    lo, hi = (np.asarray(v, dtype=np.float64)
+              for v in dask.compute(X.min(axis=0), X.max(axis=0)))
+    top = np.maximum(np.abs(lo), np.abs(hi))
     if isinstance(feature_scale, str) and feature_scale == "std":
         exponent = np.frexp(top)[1]
-        std = np.ldexp(np.asarray((X * np.ldexp(1.0, -exponent)).std(axis=0).compute(),
-                                  dtype=np.float64), exponent)
+        std, two = dask.compute((X * np.ldexp(1.0, -exponent)).std(axis=0),
+                                ((X == lo) | (X == hi)).all(axis=0))
+        std = np.ldexp(np.asarray(std, dtype=np.float64), exponent)
+        two = np.asarray(two) & (hi > lo)
+        with np.errstate(over="ignore"):
+            gap = hi[two] - lo[two]
+        std[two] = np.where(np.isfinite(gap), gap, std[two])
         std[~(std > 0)] = 1.0
         return std
     return resolve_feature_scale(feature_scale, top[None, :])

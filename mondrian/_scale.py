@@ -122,7 +122,12 @@ def length_scale_median(X: np.ndarray, rng: np.random.Generator,
 
 
 def feature_std(X: np.ndarray) -> np.ndarray:
-    """Per-feature standard deviation of X (ddof 0), 1.0 where it is zero.
+    """Per-feature scale of 'std': the standard deviation of each column of
+    X (ddof 0), except that a column of exactly two distinct values takes
+    their difference (a 0/1 indicator stays 0/1, as one-hot columns are
+    left unscaled beside standardised ones: the deviation √(p(1 - p)) of a
+    rare indicator would make it the widest feature), and a constant column
+    takes 1.
 
     A column whose squares overflow (entries near the largest double) is
     scaled by a power of two first (exactly) and its deviation scaled back,
@@ -132,6 +137,13 @@ def feature_std(X: np.ndarray) -> np.ndarray:
     for b in np.flatnonzero(~np.isfinite(std)):
         exponent = int(np.frexp(np.max(np.abs(X[:, b])))[1])
         std[b] = np.ldexp(np.std(np.ldexp(X[:, b], -exponent)), exponent)
+    if X.shape[0] > 0:
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        two = np.all((X == lo) | (X == hi), axis=0) & (hi > lo)
+        with np.errstate(over="ignore"):
+            gap = hi[two] - lo[two]
+        # a gap that overflows keeps the deviation (half of it, for two values)
+        std[two] = np.where(np.isfinite(gap), gap, std[two])
     std[~(std > 0)] = 1.0
     return std
 
@@ -142,10 +154,11 @@ def resolve_feature_scale(feature_scale, X: np.ndarray, auto_lifetime: bool = Fa
 
     'auto': 'std' when the estimator's lifetime is automatic
     (``auto_lifetime``), else None -- a lifetime the user gives is in the
-    units of X.  None: no scale (the trees cut x itself).  'std': the standard deviation
-    of each column of X (:func:`feature_std`; 1.0 for a constant column), so
-    that the Mondrian kernel is exp(-λ Σ_b ∣x_b - x'_b∣ / σ_b), the kernel
-    on standardised inputs.  Array-like of n_features finite positive
+    units of X.  None: no scale (the trees cut x itself).  'std': the
+    standard deviation of each column of X (:func:`feature_std`: the gap of
+    a two-valued column, 1.0 for a constant one), so that the Mondrian
+    kernel is exp(-λ Σ_b ∣x_b - x'_b∣ / σ_b), the kernel on standardised
+    inputs.  Array-like of n_features finite positive
     values: those (per-feature length scales, an ARD Laplace kernel).
     ``X`` must be validated (finite, 2-D).  The scaled points X / l must be
     finite (a tiny divisor must not overflow them)."""

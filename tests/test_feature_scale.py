@@ -140,6 +140,20 @@ def test_feature_std(rng):
     assert np.isfinite(std[2]) and std[2] == pytest.approx(1e300 * np.std(X[:, 2] / 1e300))
 
 
+def test_feature_std_keeps_indicators_at_their_gap(rng):
+    """A column of two values takes their difference (a rare 0/1 indicator
+    stays 0/1 instead of being stretched by 1/√(p(1 - p)) ≈ 7 here)."""
+    X = np.c_[rng.standard_normal(500), (rng.random(500) < 0.02).astype(float),
+              np.where(rng.random(500) < 0.5, 3.0, 7.0), np.full(500, -2.0),
+              rng.integers(0, 3, 500).astype(float)]
+    std = feature_std(X)
+    assert X[:, 1].sum() > 0
+    np.testing.assert_array_equal(std[1:4], [1.0, 4.0, 1.0])
+    # three values and more: the standard deviation
+    assert std[0] == pytest.approx(np.std(X[:, 0]), rel=1e-14)
+    assert std[4] == pytest.approx(np.std(X[:, 4]), rel=1e-14)
+
+
 def test_resolve_feature_scale(rng):
     X, _ = _data(rng)
     assert resolve_feature_scale(None, X, True) is None

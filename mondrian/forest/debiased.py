@@ -350,7 +350,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
     feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
         Per-feature length scales l the trees divide the inputs by (as in
         :class:`~mondrian.MondrianFeatures`): 'std', each feature's
-        standard deviation over the training points, so that features in
+        standard deviation over the training points (a two-valued
+        feature: the gap), so that features in
         different units are cut alike without a scaler; None, the inputs as
         given; or the user's values; 'auto': 'std' with ``lifetime='auto'``,
         None with a number (in the units of X).  ``lifetime='auto'`` is
