@@ -663,6 +663,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
       sweeps warm-started CG ridge along a grid of lifetimes around the
       pilot's, validated on a held-out ``validation_fraction`` of X,
       Sec. 4.2.)
+    * The features are divided by their standard deviations first
+      (``feature_scale='auto'``, inside the forest: X keeps its units), so
+      features in different units weigh alike.
     * The lifetimes are searched on a log scale around the data's own
       scale λ₀ = 1/(median ℓ₁ distance between two points), and with
       ``max_lifetime='auto'`` the forest is grown further (by memorylessness,
@@ -1827,6 +1830,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
     With every parameter at its default, ``MondrianKernelClassifierCV().fit(X, y)``
     needs no scaling of X and no choice of width or C:
 
+    * **Scales.**  The features are divided by their standard deviations
+      (``feature_scale='auto'``, inside the forest: X keeps its units).
     * **Width.**  A pilot of at most :data:`PILOT_ROWS` training points,
       on a forest grown on them, finds the width λ_p by the exact
       leave-one-out error of kernel ridge regression on the class
