@@ -121,6 +121,11 @@ def length_scale_median(X: np.ndarray, rng: np.random.Generator,
     return median
 
 
+#: Rows per block of :func:`feature_std` on large X (its temporaries stay
+#: O(block x D) instead of O(N x D)).
+STD_BLOCK_ROWS = 1 << 16
+
+
 def feature_std(X: np.ndarray) -> np.ndarray:
     """Per-feature scale of 'std': the standard deviation of each column of
     X (ddof 0), except that a column of exactly two distinct values takes
@@ -129,17 +134,34 @@ def feature_std(X: np.ndarray) -> np.ndarray:
     rare indicator would make it the widest feature), and a constant column
     takes 1.
 
-    A column whose squares overflow (entries near the largest double) is
-    scaled by a power of two first (exactly) and its deviation scaled back,
-    so every finite X gives finite positive values."""
+    Up to :data:`STD_BLOCK_ROWS` rows this is ``np.std(X, axis=0)``; above,
+    the same two passes (the mean, then the squared deviations) block by
+    block, so that no temporary has X's size.  A column whose squares
+    overflow (entries near the largest double) is scaled by a power of two
+    first (exactly) and its deviation scaled back, so every finite X gives
+    finite positive values."""
+    n = X.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        std = np.std(X, axis=0)
+        if n <= STD_BLOCK_ROWS:
+            std = np.std(X, axis=0)
+        else:
+            mean = np.mean(X, axis=0)
+            squares = np.zeros(X.shape[1])
+            for start in range(0, n, STD_BLOCK_ROWS):
+                dev = X[start:start + STD_BLOCK_ROWS] - mean
+                squares += np.einsum("ij,ij->j", dev, dev)
+            std = np.sqrt(squares / n)
     for b in np.flatnonzero(~np.isfinite(std)):
         exponent = int(np.frexp(np.max(np.abs(X[:, b])))[1])
         std[b] = np.ldexp(np.std(np.ldexp(X[:, b], -exponent)), exponent)
-    if X.shape[0] > 0:
+    if n > 0:
         lo, hi = X.min(axis=0), X.max(axis=0)
-        two = np.all((X == lo) | (X == hi), axis=0) & (hi > lo)
+        two = hi > lo
+        for start in range(0, n, STD_BLOCK_ROWS):
+            if not two.any():
+                break
+            block = X[start:start + STD_BLOCK_ROWS]
+            two &= np.all((block == lo) | (block == hi), axis=0)
         with np.errstate(over="ignore"):
             gap = hi[two] - lo[two]
         # a gap that overflows keeps the deviation (half of it, for two values)

@@ -154,6 +154,21 @@ def test_feature_std_keeps_indicators_at_their_gap(rng):
     assert std[4] == pytest.approx(np.std(X[:, 4]), rel=1e-14)
 
 
+def test_feature_std_by_blocks(rng, monkeypatch):
+    """Above STD_BLOCK_ROWS rows the deviations are summed block by block:
+    numpy's to rounding (two-pass, relative error ~ n·eps at worst), and the
+    two-valued test sees every block (a third value in the last one)."""
+    import mondrian._scale as scale_module
+    X = np.c_[rng.standard_normal((1000, 2)) * [1.0, 1e4], (rng.random(1000) < 0.5) * 3.0,
+              np.r_[np.zeros(999), 1.0], np.r_[(rng.random(999) < 0.5) * 1.0, 2.0]]
+    whole = feature_std(X)
+    monkeypatch.setattr(scale_module, "STD_BLOCK_ROWS", 64)
+    blocks = feature_std(X)
+    np.testing.assert_allclose(blocks, whole, rtol=1e-13)
+    np.testing.assert_array_equal(blocks[2:4], [3.0, 1.0])
+    assert blocks[4] == pytest.approx(np.std(X[:, 4]), rel=1e-13)
+
+
 def test_resolve_feature_scale(rng):
     X, _ = _data(rng)
     assert resolve_feature_scale(None, X, True) is None
