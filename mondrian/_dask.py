@@ -431,7 +431,8 @@ def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
     """:func:`mondrian._scale.resolve_feature_scale` for a dask array X: the
     scales of :func:`mondrian._scale.feature_std` ('std') computed over its
     blocks (the deviations with each column scaled by a power of two first,
-    exactly, so that no square overflows; the gap of a two-valued column;
+    exactly, so that no square overflows; at least half the gap of a
+    two-valued column;
     1.0 for a constant one)."""
     from ._scale import resolve_feature_scale
     if isinstance(feature_scale, str) and feature_scale == "auto":
@@ -448,9 +449,7 @@ def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
                                 ((X == lo) | (X == hi)).all(axis=0))
         std = np.ldexp(np.asarray(std, dtype=np.float64), exponent)
         two = np.asarray(two) & (hi > lo)
-        with np.errstate(over="ignore"):
-            gap = hi[two] - lo[two]
-        std[two] = np.where(np.isfinite(gap), gap, std[two])
+        std[two] = np.maximum(std[two], 0.5 * hi[two] - 0.5 * lo[two])
         std[~(std > 0)] = 1.0
         return std
     return resolve_feature_scale(feature_scale, top[None, :])

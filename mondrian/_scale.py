@@ -128,11 +128,15 @@ STD_BLOCK_ROWS = 1 << 16
 
 def feature_std(X: np.ndarray) -> np.ndarray:
     """Per-feature scale of 'std': the standard deviation of each column of
-    X (ddof 0), except that a column of exactly two distinct values takes
-    their difference (a 0/1 indicator stays 0/1, as one-hot columns are
-    left unscaled beside standardised ones: the deviation √(p(1 - p)) of a
-    rare indicator would make it the widest feature), and a constant column
-    takes 1.
+    X (ddof 0), at least half the gap of a column of exactly two distinct
+    values, and 1 for a constant column.
+
+    The deviation of a 0/1 indicator of frequency p is √(p(1 - p)): a rare
+    indicator (one-hot columns of a rare category) would be stretched to
+    the widest feature, 1/√(p(1 - p)) ≈ 10 at p = 0.01, and take the
+    trees' cuts and most of the kernel's distance.  At least half the gap,
+    no two-valued feature is stretched more than a balanced one (p = 1/2,
+    whose deviation is half the gap: unchanged).
 
     Up to :data:`STD_BLOCK_ROWS` rows this is ``np.std(X, axis=0)``; above,
     the same two passes (the mean, then the squared deviations) block by
@@ -163,9 +167,8 @@ def feature_std(X: np.ndarray) -> np.ndarray:
             block = X[start:start + STD_BLOCK_ROWS]
             two &= np.all((block == lo) | (block == hi), axis=0)
         with np.errstate(over="ignore"):
-            gap = hi[two] - lo[two]
-        # a gap that overflows keeps the deviation (half of it, for two values)
-        std[two] = np.where(np.isfinite(gap), gap, std[two])
+            half = 0.5 * hi[two] - 0.5 * lo[two]
+        std[two] = np.maximum(std[two], half)
     std[~(std > 0)] = 1.0
     return std
 
@@ -177,8 +180,8 @@ def resolve_feature_scale(feature_scale, X: np.ndarray, auto_lifetime: bool = Fa
     'auto': 'std' when the estimator's lifetime is automatic
     (``auto_lifetime``), else None -- a lifetime the user gives is in the
     units of X.  None: no scale (the trees cut x itself).  'std': the
-    standard deviation of each column of X (:func:`feature_std`: the gap of
-    a two-valued column, 1.0 for a constant one), so that the Mondrian
+    standard deviation of each column of X (:func:`feature_std`: at least
+    half the gap of a two-valued column, 1 for a constant one), so that the Mondrian
     kernel is exp(-λ Σ_b ∣x_b - x'_b∣ / σ_b), the kernel on standardised
     inputs.  Array-like of n_features finite positive
     values: those (per-feature length scales, an ARD Laplace kernel).

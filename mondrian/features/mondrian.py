@@ -126,8 +126,9 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         any rotation), so the kernel is exp(-λ Σ_b ∣x_b - x'_b∣ / l_b), an
         ARD Laplace kernel.  None: the paper's kernel on x itself.  'std':
         l = the standard deviation of each feature over the points passed
-        to ``fit`` (the gap of a two-valued feature, so that a 0/1
-        indicator stays 0/1; 1 for a constant feature), the kernel on
+        to ``fit`` (at least half the gap of a two-valued feature, so that
+        a rare 0/1 indicator is not stretched beyond a balanced one; 1 for a
+        constant feature), the kernel on
         standardised inputs, which the automatic estimators use by default (features on
         different scales otherwise weigh by their units); 'auto': 'std' with
         ``lifetime='auto'``, None with a number.  Fixed at ``fit``:

@@ -351,7 +351,7 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         Per-feature length scales l the trees divide the inputs by (as in
         :class:`~mondrian.MondrianFeatures`): 'std', each feature's
         standard deviation over the training points (a two-valued
-        feature: the gap), so that features in
+        feature: at least half its gap), so that features in
         different units are cut alike without a scaler; None, the inputs as
         given; or the user's values; 'auto': 'std' with ``lifetime='auto'``,
         None with a number (in the units of X).  ``lifetime='auto'`` is
