@@ -84,6 +84,27 @@ def test_rotated_scaled_coordinates(rng):
                                    rtol=1e-12, atol=1e-12)
 
 
+def test_rotated_scaled_forest_grows_inserts_and_pickles(rng):
+    """A rotated forest with a scale passes the C state check (rotation
+    blocks orthogonal once their rows are multiplied back by the scale,
+    every point in its leaf's box) after extension, insertion and a pickle
+    round trip, and its features equal the unpickled copy's."""
+    X, _ = _data(rng, n=120)
+    mf = MondrianFeatures(8, 0.5, random_state=2, rotation="uniform",
+                          feature_scale="std").fit(X)
+    mf.extend(1.0)
+    mf.partial_fit(_data(rng, n=30)[0])
+    copy = pickle.loads(pickle.dumps(mf))
+    X_new = _data(rng, n=20)[0]
+    np.testing.assert_array_equal(copy.transform(X_new).toarray(), mf.transform(X_new).toarray())
+    np.testing.assert_array_equal(copy.feature_scale_, mf.feature_scale_)
+    # a state whose rotations lost the scale is refused
+    state = mf.forest_.__getstate__()
+    state["rotation"] = state["rotation"] * state["scale"][None, :, None]
+    with pytest.raises(ValueError, match="Forest state"):
+        Forest(8, 4).__setstate__(state)
+
+
 def test_scaled_kernel_is_the_ard_laplace_kernel():
     """E[k_M(x, x')] = exp(-λ Σ_b |x_b - x'_b| / l_b) (Prop. 1 on x / l):
     the mean over M = 4000 trees of the indicator "same cell", a Bernoulli

@@ -211,7 +211,8 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         :data:`mondrian._dask.SAMPLE_ROWS` rows, then every other row is
         inserted block by block (``partial_fit``), so the forest is
         distributed as one grown on all rows; it keeps no points (as with
-        ``store_points=False``).  See :doc:`/dask`.
+        ``store_points=False``), and ``feature_scale='std'`` is that
+        sample's.  See :doc:`/dask`.
         """
         if is_dask_collection(X):
             from .._dask import fit_features
