@@ -125,11 +125,35 @@ def length_scale_median(X: np.ndarray, rng: np.random.Generator,
 #: O(block x D) instead of O(N x D)).
 STD_BLOCK_ROWS = 1 << 16
 
+#: A feature's standard deviation is replaced by its robust estimate
+#: IQR/1.349 (the deviation of a normal law with that interquartile range)
+#: when it exceeds this many times that estimate: a gross outlier or a very
+#: heavy tail: normal, uniform and exponential features have about 1 to
+#: 1.2, log-normal ones 2.0 (σ = 1), 5 (σ = 1.5) and 20 (σ = 2).  On the raw
+#: CPU data two features pass 10 (12 and 94): the forest regressor's test
+#: error went from 5.5 % to 3.1 % with their robust scale, the kernel
+#: ridge's from 2.80 % to 2.84 % (median of seeds 0-4; with a ratio of 3,
+#: six features: 3.4 % and 2.90 %).
+HEAVY_TAIL_RATIO = 10.0
+
+#: Interquartile range of the standard normal law, 2·Φ⁻¹(3/4).
+IQR_NORMAL = 1.3489795003921634
+
+#: Rows (evenly strided, no random draw) on which the quartiles are taken.
+QUARTILE_ROWS = 1 << 16
+
 
 def feature_std(X: np.ndarray) -> np.ndarray:
     """Per-feature scale of 'std': the standard deviation of each column of
-    X (ddof 0), at least half the gap of a column of exactly two distinct
-    values, and 1 for a constant column.
+    X (ddof 0), or its robust estimate IQR/1.349 where the deviation is
+    more than :data:`HEAVY_TAIL_RATIO` times that; at least half the gap of
+    a column of exactly two distinct values; 1 for a constant column.
+
+    One gross outlier inflates a deviation without bound (a value of 10⁹
+    among 1500 standard normal ones: 2.6·10⁷), which would shrink the
+    feature's other values to nothing; the trees, on x as given, would cut
+    the outlier off and then the others as usual.  The quartiles (of at
+    most :data:`QUARTILE_ROWS` evenly strided rows) do not move.
 
     The deviation of a 0/1 indicator of frequency p is √(p(1 - p)): a rare
     indicator (one-hot columns of a rare category) would be stretched to
@@ -159,6 +183,12 @@ def feature_std(X: np.ndarray) -> np.ndarray:
         exponent = int(np.frexp(np.max(np.abs(X[:, b])))[1])
         std[b] = np.ldexp(np.std(np.ldexp(X[:, b], -exponent)), exponent)
     if n > 0:
+        rows = X if n <= QUARTILE_ROWS else X[::-(-n // QUARTILE_ROWS)]
+        with np.errstate(over="ignore", invalid="ignore"):
+            q1, q3 = np.percentile(rows, [25.0, 75.0], axis=0)
+            robust = (q3 - q1) / IQR_NORMAL
+            heavy = np.isfinite(robust) & (robust > 0) & (std > HEAVY_TAIL_RATIO * robust)
+        std[heavy] = robust[heavy]
         lo, hi = X.min(axis=0), X.max(axis=0)
         two = hi > lo
         for start in range(0, n, STD_BLOCK_ROWS):

@@ -240,3 +240,22 @@ def test_a_worker_killed_mid_fit_gives_the_same_model(client, small_sample, tmp_
                                         da.from_array(y, chunks=300))
     np.testing.assert_array_equal(killed.coef_, calm.coef_)
     np.testing.assert_array_equal(killed.features_.forest_.tau, calm.features_.forest_.tau)
+
+
+def test_feature_scale_over_blocks_is_the_in_memory_one(client):
+    """dask_feature_scale gives feature_std's scales (to rounding: the
+    deviations are summed block by block) for every kind of column: plain,
+    a gross outlier (the robust estimate, from the same strided rows), a
+    rare indicator (half its gap), a constant one (1)."""
+    from mondrian._scale import feature_std
+    rng = np.random.default_rng(3)
+    X = np.c_[rng.standard_normal(900) * 5.0, rng.standard_normal(900),
+              (rng.random(900) < 0.03) * 2.0, np.full(900, 7.0)]
+    X[4, 1] = 1e9
+    scale = mdask.dask_feature_scale("std", da.from_array(X, chunks=(250, 4)))
+    np.testing.assert_allclose(scale, feature_std(X), rtol=1e-13)
+    assert scale[2] == 1.0 and scale[3] == 1.0 and scale[1] < 2.0
+    assert mdask.dask_feature_scale("auto", da.from_array(X, chunks=(250, 4))) is None
+    np.testing.assert_array_equal(
+        mdask.dask_feature_scale([1.0, 2.0, 3.0, 4.0], da.from_array(X, chunks=(250, 4))),
+        [1.0, 2.0, 3.0, 4.0])

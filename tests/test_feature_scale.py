@@ -178,6 +178,26 @@ def test_feature_std_caps_rare_indicators(rng):
     assert std[4] == pytest.approx(np.std(X[:, 4]), rel=1e-14)
 
 
+def test_feature_std_is_robust_to_a_gross_outlier(rng, monkeypatch):
+    """One value of 1e9 among 1500 standard normal ones would make the
+    deviation 2.6e7 and shrink the others to nothing: where the deviation
+    exceeds HEAVY_TAIL_RATIO times IQR/1.349, that robust estimate is taken
+    (here within 10 % of the bulk's σ = 1); a log-normal (σ = 1) feature,
+    ratio about 2, keeps its deviation."""
+    import mondrian._scale as scale_module
+    X = np.c_[rng.standard_normal(1500), np.exp(rng.standard_normal(1500))]
+    X[0, 0] = 1e9
+    std = feature_std(X)
+    q1, q3 = np.percentile(X[:, 0], [25, 75])
+    assert std[0] == (q3 - q1) / scale_module.IQR_NORMAL
+    assert std[0] == pytest.approx(1.0, rel=0.1)
+    assert std[1] == pytest.approx(np.std(X[:, 1]), rel=1e-14)
+    # above QUARTILE_ROWS rows the quartiles are those of evenly strided rows
+    monkeypatch.setattr(scale_module, "QUARTILE_ROWS", 100)
+    q1, q3 = np.percentile(X[::15, 0], [25, 75])
+    assert feature_std(X)[0] == (q3 - q1) / scale_module.IQR_NORMAL
+
+
 def test_feature_std_by_blocks(rng, monkeypatch):
     """Above STD_BLOCK_ROWS rows the deviations are summed block by block:
     numpy's to rounding (two-pass, relative error ~ n·eps at worst), and the
