@@ -722,7 +722,7 @@ _COMMON_PARAMS = """n_trees : int, default=100
         so that a rare 0/1 indicator is not stretched beyond a balanced one), so that features in different units are cut
         alike without a scaler (a Mondrian tree cuts a dimension in
         proportion to its extent: raw CPU data, seeds 0-2, regressor's test
-        error 6.9-7.1 % with None, 3.1 % with 'std'); None, the inputs as
+        error 6.9-7.1 % with None, 3.0 % with 'std'); None, the inputs as
         given (the paper's forest); or the user's values; 'auto': 'std'
         with ``lifetime='auto'``, None with a number (in the units of X).
         Fitted value: ``feature_scale_``.

@@ -215,7 +215,7 @@ int mt_debias_paths(const mt_forest *f, const double *X, size_t n_rows, const do
     /* this thread's first error (the reduction's private copy starts at
      * INT_MAX, min's identity, so it cannot be tested for MT_OK) */
     int local = MT_OK;
-    /* the active nodes of a pair, and a rotated forest's coordinates of x
+    /* the active nodes of a pair, and a transformed forest's coordinates of x
      * in tree m (mt_forest_point) */
     mt_index *act = malloc(n_lambdas * sizeof(mt_index));
     double *scratch = NULL;

@@ -83,9 +83,10 @@ static inline void add_entry(const entry_sink *s, size_t i, size_t m, mt_index j
 }
 
 /* Rows [lo, hi) of X through trees [m_lo, m_hi), trees outer: every entry
- * to put(sink, ...).  A rotated forest looks points up in each tree's
- * coordinates: the rows pass through tree m's transform MT_ROTATE_ROWS at
- * a time, into a scratch that stays in the L1 cache. */
+ * to put(sink, ...).  A transformed (scaled or rotated) forest looks
+ * points up in each tree's coordinates: the rows pass through tree m's
+ * transform MT_ROTATE_ROWS at a time, into a scratch that stays in the L1
+ * cache. */
 static inline int walk_tile(const mt_forest *f, const double *X, size_t lo, size_t hi,
                             size_t m_lo, size_t m_hi, double lambda, double scale,
                             entry_fn put, const entry_sink *sink)

@@ -833,8 +833,8 @@ static int grow_forest(mt_forest *f, double lifetime, bitgen_t *const *rngs,
     /* Each thread's scratch, allocated once per thread, not per tree: the
      * tree it grows (node storage reused from tree to tree), a stack (at
      * most one entry per leaf, and a tree has at most n leaves), the
-     * points' rows in the order of the tree it grows and, for a rotated
-     * forest that is extended, the points in the coordinates of the tree
+     * points' rows in the order of the tree it grows and, for a
+     * transformed forest that is extended, the points in the coordinates of the tree
      * (n * d doubles fit: the forest's X holds as many). */
     /* Trees are taken in two directions: the first thread takes them from
      * the front (0, 1, 2, ...), the others from the back, and in a fit the

@@ -596,8 +596,8 @@ static void gauss_ahead(const mt_forest *f, const void *args, mt_index j)
 
 /* Tree m's Gaussian mixture at point i, added to o[0], o[1] (an
  * mt_walk_visit of gauss_args): along its stored path if the args have
- * paths, else walking the tree (scratch: d doubles, for a rotated forest's
- * coordinates). */
+ * paths, else walking the tree (scratch: d doubles, for a transformed
+ * forest's coordinates). */
 static void gauss_visit(const mt_forest *f, const void *args, size_t m, size_t i,
                         double *scratch, double *o)
 {
@@ -679,7 +679,7 @@ static void mixture_ahead(const mt_forest *f, const void *args, mt_index j)
 /* Tree m's mixture at point i, added to o[0..K) (an mt_walk_visit of
  * mixture_args): along its stored path if the args have paths (scratch: K
  * doubles), else walking the tree (scratch: d + K doubles, the first d for
- * a rotated forest's coordinates). */
+ * a transformed forest's coordinates). */
 static void mixture_visit(const mt_forest *f, const void *args, size_t m, size_t i,
                           double *scratch, double *o)
 {

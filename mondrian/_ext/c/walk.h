@@ -33,7 +33,7 @@ typedef void (*mt_walk_visit)(const mt_forest *f, const void *args, size_t m, si
                               double *scratch, double *out_row);
 
 /* Row i of X (n x d) in tree m's coordinates, through the first d doubles of
- * scratch for a rotated forest (mt_forest_point). */
+ * scratch for a transformed forest (mt_forest_point). */
 static inline const double *mt_walk_point(const mt_forest *f, const double *X, size_t m,
                                           size_t i, double *scratch)
 {
