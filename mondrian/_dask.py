@@ -435,9 +435,11 @@ def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
     heavy-tailed column from the same strided rows; at least half the gap
     of a two-valued column;
     1.0 for a constant one)."""
-    from ._scale import HEAVY_TAIL_RATIO, IQR_NORMAL, QUARTILE_ROWS, resolve_feature_scale
+    from ._scale import (AUTO_SCALE_MIN_ROWS, HEAVY_TAIL_RATIO, IQR_NORMAL, QUARTILE_ROWS,
+                         resolve_feature_scale)
     if isinstance(feature_scale, str) and feature_scale == "auto":
-        feature_scale = "std" if auto_lifetime else None
+        feature_scale = ("std" if auto_lifetime and X.shape[0] >= AUTO_SCALE_MIN_ROWS
+                         else None)
     if feature_scale is None:
         return None
     dask, _ = _dask()

@@ -339,10 +339,12 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         Per-feature length scales l the trees divide the inputs by
         (:class:`~mondrian.MondrianFeatures`): 'std', each feature's
         standard deviation over the points of ``fit`` (the first
-        ``partial_fit`` before any ``fit``; a two-valued feature: at least half its gap),
-        the kernel of standardised inputs; None, the inputs as given; or the user's values.  'auto':
-        'std' with ``lifetime='auto'``, None with a number (a lifetime given
-        is in the units of X).  Fitted value: ``features_.feature_scale_``.
+        ``partial_fit`` before any ``fit``; a two-valued feature: at least
+        half its gap), the kernel of standardised inputs; None, the inputs
+        as given; or
+        the user's values.  'auto': 'std' with ``lifetime='auto'`` and at
+        least 10 rows, None with a number (a lifetime given is in the units
+        of X) or fewer rows.  Fitted value: ``features_.feature_scale_``.
 
     Attributes
     ----------

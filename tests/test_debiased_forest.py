@@ -332,9 +332,9 @@ def test_auto_lifetime_falls_back_with_few_points():
     X = rng.random((5, 3))
     model = DebiasedMondrianForestRegressor(n_trees=5, random_state=0).fit(X, X[:, 0])
     assert model.lifetime_rule_ == "median distance"
-    # of the points the trees see: X divided by its standard deviations
-    Z = X / np.std(X, axis=0)
-    dist = np.abs(Z[:, None] - Z[None]).sum(-1)[np.triu_indices(5, 1)]
+    # five rows: too few for feature_scale='auto' to scale (AUTO_SCALE_MIN_ROWS)
+    assert model.feature_scale_ is None
+    dist = np.abs(X[:, None] - X[None]).sum(-1)[np.triu_indices(5, 1)]
     assert model.lifetime_ == pytest.approx(1 / np.median(dist))
     model = DebiasedMondrianForestRegressor(n_trees=5, random_state=0).fit(
         rng.random((200, 1)), rng.normal(size=200))

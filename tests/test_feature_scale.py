@@ -267,6 +267,28 @@ def test_auto_scale_follows_the_lifetime(rng):
     assert MondrianFeatures(5).fit(X).feature_scale_ is None
 
 
+def test_auto_scale_needs_enough_rows(rng):
+    """'auto' scales from AUTO_SCALE_MIN_ROWS rows on: a stream's first
+    batch of a few points does not set the kernel's axes (it stays on X as
+    given); the later batches use what the first fixed."""
+    from mondrian._scale import AUTO_SCALE_MIN_ROWS
+    X, y = _data(rng, n=200)
+    k = AUTO_SCALE_MIN_ROWS
+    assert resolve_feature_scale("auto", X[:k - 1], True) is None
+    np.testing.assert_array_equal(resolve_feature_scale("auto", X[:k], True),
+                                  np.std(X[:k], axis=0))
+    # an explicit 'std' takes even two rows (half their gaps, to rounding)
+    np.testing.assert_allclose(resolve_feature_scale("std", X[:2], True),
+                               np.abs(X[0] - X[1]) / 2, rtol=1e-15)
+    stream = MondrianForestRegressor(5, random_state=0, aggregation=True)
+    stream.partial_fit(X[:k - 1], y[:k - 1])
+    assert stream.feature_scale_ is None
+    stream.partial_fit(X[k - 1:], y[k - 1:])
+    assert stream.feature_scale_ is None and stream.forest_.scale is None
+    batch = MondrianForestRegressor(5, random_state=0, aggregation=True).partial_fit(X[:k], y[:k])
+    np.testing.assert_array_equal(batch.feature_scale_, np.std(X[:k], axis=0))
+
+
 def _unit_change(X):
     """X with its features multiplied by powers of two: exact, and the
     standard deviations scale exactly with them."""

@@ -131,7 +131,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         constant feature), the kernel on
         standardised inputs, which the automatic estimators use by default (features on
         different scales otherwise weigh by their units); 'auto': 'std' with
-        ``lifetime='auto'``, None with a number.  Fixed at ``fit``:
+        ``lifetime='auto'`` and at least 10 rows, else None.  Fixed at ``fit``:
         ``partial_fit`` and ``transform`` divide new points by the same l.
 
     Attributes

@@ -353,8 +353,8 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         standard deviation over the training points (a two-valued
         feature: at least half its gap), so that features in
         different units are cut alike without a scaler; None, the inputs as
-        given; or the user's values; 'auto': 'std' with ``lifetime='auto'``,
-        None with a number (in the units of X).  ``lifetime='auto'`` is
+        given; or the user's values; 'auto': 'std' with ``lifetime='auto'``
+        and at least 10 rows, None with a number (in the units of X).  ``lifetime='auto'`` is
         computed on x / l.  Fitted value: ``feature_scale_``.
     variance : {'loo', 'cku'}, default='loo'
         The estimate σ̂²(x) of the noise variance near x in the standard

@@ -719,12 +719,14 @@ _COMMON_PARAMS = """n_trees : int, default=100
         :class:`MondrianFeatures`): 'std', each feature's standard
         deviation over the points of ``fit`` (the first ``partial_fit``
         before any ``fit``; a two-valued feature: at least half its gap,
-        so that a rare 0/1 indicator is not stretched beyond a balanced one), so that features in different units are cut
-        alike without a scaler (a Mondrian tree cuts a dimension in
+        so that a rare 0/1 indicator is not stretched beyond a balanced
+        one), so that features in different units are cut alike without a
+        scaler (a Mondrian tree cuts a dimension in
         proportion to its extent: raw CPU data, seeds 0-2, regressor's test
         error 6.9-7.1 % with None, 3.0 % with 'std'); None, the inputs as
         given (the paper's forest); or the user's values; 'auto': 'std'
-        with ``lifetime='auto'``, None with a number (in the units of X).
+        with ``lifetime='auto'`` and at least 10 rows (a stream's first
+        batch), None with a number (in the units of X).
         Fitted value: ``feature_scale_``.
     smoothing : bool, default=True
         Hierarchical smoothing of the node predictions (see below).  False

@@ -816,9 +816,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         inputs, so that features in different units weigh alike without a
         scaler (raw CPU data, seeds 0-4: test error 4.5-5.5 % with None,
         2.8-2.9 % with 'std'); None, the paper's kernel on X as given; or
-        the user's values.  'auto': 'std' with ``max_lifetime='auto'``, None
-        with a number (a lifetime given is in the units of X, as in the
-        paper).  The fitted value is ``feature_scale_``.
+        the user's values.  'auto': 'std' with ``max_lifetime='auto'`` and
+        at least 10 rows, None with a number (a lifetime given is in the
+        units of X, as in the paper) or fewer rows.  The fitted value is ``feature_scale_``.
 
     Attributes
     ----------
@@ -1953,9 +1953,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         constant one), i.e. the kernel of standardised
         inputs, so that features in different units weigh alike without a
         scaler None, the paper's kernel on X as given; or
-        the user's values.  'auto': 'std' with ``max_lifetime='auto'``, None
-        with a number (a lifetime given is in the units of X, as in the
-        paper).  The fitted value is ``feature_scale_``.
+        the user's values.  'auto': 'std' with ``max_lifetime='auto'`` and
+        at least 10 rows, None with a number (a lifetime given is in the
+        units of X, as in the paper) or fewer rows.  The fitted value is ``feature_scale_``.
 
     Attributes
     ----------
