@@ -431,11 +431,10 @@ def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
     """:func:`mondrian._scale.resolve_feature_scale` for a dask array X: the
     scales of :func:`mondrian._scale.feature_std` ('std') computed over its
     blocks (the deviations with each column scaled by a power of two first,
-    exactly, so that no square overflows; the robust estimate of a
-    heavy-tailed column from the same strided rows; at least half the gap
-    of a two-valued column;
-    1.0 for a constant one)."""
-    from ._scale import (AUTO_SCALE_MIN_ROWS, HEAVY_TAIL_RATIO, IQR_NORMAL, QUARTILE_ROWS,
+    exactly, so that no square overflows), then the same rules
+    (:func:`mondrian._scale.adjust_deviations`, its quartiles from the same
+    strided rows)."""
+    from ._scale import (AUTO_SCALE_MIN_ROWS, adjust_deviations, quartile_rows,
                          resolve_feature_scale)
     if isinstance(feature_scale, str) and feature_scale == "auto":
         feature_scale = ("std" if auto_lifetime and X.shape[0] >= AUTO_SCALE_MIN_ROWS
@@ -451,17 +450,6 @@ def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
         std, two = dask.compute((X * np.ldexp(1.0, -exponent)).std(axis=0),
                                 ((X == lo) | (X == hi)).all(axis=0))
         std = np.ldexp(np.asarray(std, dtype=np.float64), exponent)
-        # the robust estimate of a heavy-tailed feature, on the same evenly
-        # strided rows as in memory (_scale.feature_std)
-        n = X.shape[0]
-        rows = np.asarray(X[::-(-n // QUARTILE_ROWS)].compute(), dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):
-            q1, q3 = np.percentile(rows, [25.0, 75.0], axis=0)
-            robust = (q3 - q1) / IQR_NORMAL
-            heavy = np.isfinite(robust) & (robust > 0) & (std > HEAVY_TAIL_RATIO * robust)
-        std[heavy] = robust[heavy]
-        two = np.asarray(two) & (hi > lo)
-        std[two] = np.maximum(std[two], 0.5 * hi[two] - 0.5 * lo[two])
-        std[~(std > 0)] = 1.0
-        return std
+        rows = np.asarray(quartile_rows(X).compute(), dtype=np.float64)
+        return adjust_deviations(std, rows, lo, hi, np.asarray(two) & (hi > lo))
     return resolve_feature_scale(feature_scale, top[None, :])

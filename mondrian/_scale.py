@@ -191,23 +191,40 @@ def feature_std(X: np.ndarray) -> np.ndarray:
     for b in np.flatnonzero(~np.isfinite(std)):
         exponent = int(np.frexp(np.max(np.abs(X[:, b])))[1])
         std[b] = np.ldexp(np.std(np.ldexp(X[:, b], -exponent)), exponent)
-    if n > 0:
-        rows = X if n <= QUARTILE_ROWS else X[::-(-n // QUARTILE_ROWS)]
-        with np.errstate(over="ignore", invalid="ignore"):
-            q1, q3 = np.percentile(rows, [25.0, 75.0], axis=0)
-            robust = (q3 - q1) / IQR_NORMAL
-            heavy = np.isfinite(robust) & (robust > 0) & (std > HEAVY_TAIL_RATIO * robust)
+    if n == 0:
+        std[~(std > 0)] = 1.0
+        return std
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    two = hi > lo
+    for start in range(0, n, STD_BLOCK_ROWS):
+        if not two.any():
+            break
+        block = X[start:start + STD_BLOCK_ROWS]
+        two &= np.all((block == lo) | (block == hi), axis=0)
+    return adjust_deviations(std, quartile_rows(X), lo, hi, two)
+
+
+def quartile_rows(X):
+    """The rows of X (a numpy or dask array) whose quartiles
+    :func:`adjust_deviations` takes: at most :data:`QUARTILE_ROWS`, evenly
+    strided (no random draw)."""
+    n = X.shape[0]
+    return X if n <= QUARTILE_ROWS else X[::-(-n // QUARTILE_ROWS)]
+
+
+def adjust_deviations(std: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                      two: np.ndarray) -> np.ndarray:
+    """The rules of :func:`feature_std` after the deviations ``std`` (D,
+    finite, modified and returned): the robust IQR/1.349 of ``rows``
+    (:func:`quartile_rows`) where the deviation exceeds
+    :data:`HEAVY_TAIL_RATIO` times it, at least half the gap hi - lo of the
+    columns ``two`` of two values, 1 where nothing is positive."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        q1, q3 = np.percentile(rows, [25.0, 75.0], axis=0)
+        robust = (q3 - q1) / IQR_NORMAL
+        heavy = np.isfinite(robust) & (robust > 0) & (std > HEAVY_TAIL_RATIO * robust)
         std[heavy] = robust[heavy]
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        two = hi > lo
-        for start in range(0, n, STD_BLOCK_ROWS):
-            if not two.any():
-                break
-            block = X[start:start + STD_BLOCK_ROWS]
-            two &= np.all((block == lo) | (block == hi), axis=0)
-        with np.errstate(over="ignore"):
-            half = 0.5 * hi[two] - 0.5 * lo[two]
-        std[two] = np.maximum(std[two], half)
+        std[two] = np.maximum(std[two], 0.5 * hi[two] - 0.5 * lo[two])
     std[~(std > 0)] = 1.0
     return std
 
