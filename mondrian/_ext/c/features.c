@@ -10,6 +10,10 @@
  * doubles of scratch per thread). */
 #define MT_ROTATE_ROWS 64
 
+/* Largest copy of a tile's rows divided by the forest's scale (doubles:
+ * 4 MiB; the tiles have at most 2048 rows). */
+#define MT_SCALED_TILE_DOUBLES ((size_t)1 << 19)
+
 static inline void store_index(int32_t *idx32, mt_index *idx64, size_t pos,
                                mt_index value)
 {
@@ -92,14 +96,24 @@ static inline int walk_tile(const mt_forest *f, const double *X, size_t lo, size
                             entry_fn put, const entry_sink *sink)
 {
     const size_t d = f->n_features;
+    /* A scale without rotations is every tree's transform: the tile's rows
+     * are divided once for all its trees when that copy is small. */
+    double *S = NULL;
+    if (f->rotation == NULL && f->scale != NULL && (hi - lo) * d <= MT_SCALED_TILE_DOUBLES) {
+        if ((S = malloc((hi - lo) * d * sizeof(double))) == NULL) {
+            return MT_ERR_NOMEM;
+        }
+        mt_forest_transform(f, 0, X + lo * d, hi - lo, S);
+    }
     double *Z = NULL;
-    if (mt_forest_transformed(f) && (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
+    if (mt_forest_transformed(f) && S == NULL &&
+        (Z = malloc(MT_ROTATE_ROWS * d * sizeof(double))) == NULL) {
         return MT_ERR_NOMEM;
     }
     for (size_t m = m_lo; m < m_hi; ++m) {
         for (size_t i0 = lo; i0 < hi; i0 += MT_ROTATE_ROWS) {
             size_t i1 = i0 + MT_ROTATE_ROWS < hi ? i0 + MT_ROTATE_ROWS : hi;
-            const double *rows = X + i0 * d;
+            const double *rows = S != NULL ? S + (i0 - lo) * d : X + i0 * d;
             if (Z != NULL) {
                 mt_forest_transform(f, m, rows, i1 - i0, Z);
                 rows = Z;
@@ -112,6 +126,7 @@ static inline int walk_tile(const mt_forest *f, const double *X, size_t lo, size
         }
     }
     free(Z);
+    free(S);
     return MT_OK;
 }
 
