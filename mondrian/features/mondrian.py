@@ -126,13 +126,15 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         any rotation), so the kernel is exp(-λ Σ_b ∣x_b - x'_b∣ / l_b), an
         ARD Laplace kernel.  None: the paper's kernel on x itself.  'std':
         l = the standard deviation of each feature over the points passed
-        to ``fit`` (at least half the gap of a two-valued feature, so that
-        a rare 0/1 indicator is not stretched beyond a balanced one; 1 for a
-        constant feature), the kernel on
-        standardised inputs, which the automatic estimators use by default (features on
-        different scales otherwise weigh by their units); 'auto': 'std' with
-        ``lifetime='auto'`` and at least 10 rows, else None.  Fixed at ``fit``:
-        ``partial_fit`` and ``transform`` divide new points by the same l.
+        to ``fit`` -- the robust IQR/1.349 where the deviation exceeds 30
+        times it (a gross outlier), at least half the gap of a two-valued
+        feature (a rare 0/1 indicator is not stretched beyond a balanced
+        one), 1 for a constant feature (:func:`mondrian._scale.feature_std`)
+        -- the kernel of standardised inputs, which the automatic
+        estimators use by default (features in different units otherwise
+        weigh by their units); 'auto': 'std' with ``lifetime='auto'`` and
+        at least 10 rows, else None.  Fixed at ``fit``: ``partial_fit`` and
+        ``transform`` divide new points by the same l.
 
     Attributes
     ----------
