@@ -434,11 +434,9 @@ def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
     exactly, so that no square overflows), then the same rules
     (:func:`mondrian._scale.adjust_deviations`, its quartiles from the same
     strided rows)."""
-    from ._scale import (AUTO_SCALE_MIN_ROWS, adjust_deviations, quartile_rows,
+    from ._scale import (adjust_deviations, auto_feature_scale, quartile_rows,
                          resolve_feature_scale)
-    if isinstance(feature_scale, str) and feature_scale == "auto":
-        feature_scale = ("std" if auto_lifetime and X.shape[0] >= AUTO_SCALE_MIN_ROWS
-                         else None)
+    feature_scale = auto_feature_scale(feature_scale, X.shape[0], auto_lifetime)
     if feature_scale is None:
         return None
     dask, _ = _dask()

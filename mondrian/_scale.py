@@ -154,7 +154,7 @@ QUARTILE_ROWS = 1 << 16
 
 def feature_std(X: np.ndarray) -> np.ndarray:
     """Per-feature scale of 'std': the standard deviation of each column of
-    X (ddof 0), or its robust estimate IQR/1.349 where the deviation is
+    X (validated: finite, at least one row; ddof 0), or its robust estimate IQR/1.349 where the deviation is
     more than :data:`HEAVY_TAIL_RATIO` times that; at least half the gap of
     a column of exactly two distinct values; 1 for a constant column.
 
@@ -191,9 +191,6 @@ def feature_std(X: np.ndarray) -> np.ndarray:
     for b in np.flatnonzero(~np.isfinite(std)):
         exponent = int(np.frexp(np.max(np.abs(X[:, b])))[1])
         std[b] = np.ldexp(np.std(np.ldexp(X[:, b], -exponent)), exponent)
-    if n == 0:
-        std[~(std > 0)] = 1.0
-        return std
     lo, hi = X.min(axis=0), X.max(axis=0)
     two = hi > lo
     for start in range(0, n, STD_BLOCK_ROWS):
@@ -229,8 +226,17 @@ def adjust_deviations(std: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.
     return std
 
 
-def resolve_feature_scale(feature_scale, X: np.ndarray, auto_lifetime: bool = False,
-                          name: str = "feature_scale") -> np.ndarray | None:
+def auto_feature_scale(feature_scale, n_rows: int, auto_lifetime: bool):
+    """``feature_scale`` with 'auto' resolved: 'std' when the lifetime is
+    automatic and there are at least :data:`AUTO_SCALE_MIN_ROWS` rows, else
+    None; any other value as it is."""
+    if isinstance(feature_scale, str) and feature_scale == "auto":
+        return "std" if auto_lifetime and n_rows >= AUTO_SCALE_MIN_ROWS else None
+    return feature_scale
+
+
+def resolve_feature_scale(feature_scale, X: np.ndarray,
+                          auto_lifetime: bool = False) -> np.ndarray | None:
     """The per-feature divisors l of a ``feature_scale`` parameter, or None.
 
     'auto': 'std' when the estimator's lifetime is automatic
@@ -246,8 +252,8 @@ def resolve_feature_scale(feature_scale, X: np.ndarray, auto_lifetime: bool = Fa
     values: those (per-feature length scales, an ARD Laplace kernel).
     ``X`` must be validated (finite, 2-D).  The scaled points X / l must be
     finite (a tiny divisor must not overflow them)."""
-    if isinstance(feature_scale, str) and feature_scale == "auto":
-        feature_scale = "std" if auto_lifetime and X.shape[0] >= AUTO_SCALE_MIN_ROWS else None
+    name = "feature_scale"
+    feature_scale = auto_feature_scale(feature_scale, X.shape[0], auto_lifetime)
     if feature_scale is None:
         return None
     if isinstance(feature_scale, str):

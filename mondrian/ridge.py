@@ -336,15 +336,11 @@ class MondrianKernelRidge(SharesTreesOnCopy, RegressorMixin, BaseEstimator):
         :func:`~mondrian.kernels.rotated_laplace_kernel`); see
         :class:`MondrianFeatures`.
     feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
-        Per-feature length scales l the trees divide the inputs by
-        (:class:`~mondrian.MondrianFeatures`): 'std', each feature's
-        standard deviation over the points of ``fit`` (the first
-        ``partial_fit`` before any ``fit``; a two-valued feature: at least
-        half its gap), the kernel of standardised inputs; None, the inputs
-        as given; or
-        the user's values.  'auto': 'std' with ``lifetime='auto'`` and at
-        least 10 rows, None with a number (a lifetime given is in the units
-        of X) or fewer rows.  Fitted value: ``features_.feature_scale_``.
+        Per-feature length scales of the trees, as in
+        :class:`~mondrian.MondrianFeatures` ('auto': the features' standard
+        deviations over the first ``fit`` or ``partial_fit`` with
+        ``lifetime='auto'`` and at least 10 rows, X as given otherwise).
+        Fitted value: ``features_.feature_scale_``.
 
     Attributes
     ----------

@@ -434,6 +434,8 @@ cdef class Forest:
         cdef const double[::1] sv
         cdef const double *sp = NULL
         if scale is not None:
+            # checked here, before the forest is cleared (mt_forest_set_scale
+            # checks again for its C callers)
             scale = np.ascontiguousarray(scale, dtype=np.float64)
             if scale.shape != (self.f.n_features,):
                 raise ValueError(f"scale must have shape ({self.f.n_features},), got "

@@ -762,11 +762,13 @@ class _MemoryBudget:
 
     def fixed(self) -> float:
         """Bytes needed whatever the lifetime (with rotations, also each
-        thread's rotated copy of the points and the M rotations)."""
+        thread's rotated copy of the points and the M rotations; with a
+        scale alone, the one scaled copy the trees share, ``c/grow.c``)."""
         n, d, m = float(self.n), float(self.d), float(self.m)
-        rotated = (8 * n * d * self.n_threads + 8 * m * d * d) if self.rotated else 0.0
-        if self.scale is not None and not self.rotated:
-            rotated = 8 * n * d * self.n_threads   # each thread's scaled copy (extend)
+        if self.rotated:
+            rotated = 8 * n * d * self.n_threads + 8 * m * d * d
+        else:
+            rotated = 8 * n * d if self.scale is not None else 0.0
         return (8 * n * d + 16 * m * n + (8 * n + 8 * n * d) * self.n_threads
                 + m * (TREE_OBJECT_BYTES + 64) + rotated)
 

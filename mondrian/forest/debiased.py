@@ -348,14 +348,11 @@ class DebiasedMondrianForestRegressor(RegressorMixin, BaseEstimator):
         applied to the inputs as the trees see them (scaled): under
         rotation it is an approximation.
     feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
-        Per-feature length scales l the trees divide the inputs by (as in
-        :class:`~mondrian.MondrianFeatures`): 'std', each feature's
-        standard deviation over the training points (a two-valued
-        feature: at least half its gap), so that features in
-        different units are cut alike without a scaler; None, the inputs as
-        given; or the user's values; 'auto': 'std' with ``lifetime='auto'``
-        and at least 10 rows, None with a number (in the units of X).  ``lifetime='auto'`` is
-        computed on x / l.  Fitted value: ``feature_scale_``.
+        Per-feature length scales of the trees, as in
+        :class:`~mondrian.MondrianFeatures` ('auto': the features' standard
+        deviations with ``lifetime='auto'`` and at least 10 rows, X as given
+        otherwise); ``lifetime='auto'`` is computed on x / l.  Fitted value:
+        ``feature_scale_``.
     variance : {'loo', 'cku'}, default='loo'
         The estimate σ̂²(x) of the noise variance near x in the standard
         deviation (σ̂²(x) Σ_i w_i(x)²)^{1/2}: 'loo', the forest's weighted

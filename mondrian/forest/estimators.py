@@ -715,19 +715,16 @@ _COMMON_PARAMS = """n_trees : int, default=100
         As in :class:`MondrianFeatures`: 'uniform' gives every tree its own
         random rotation of the inputs.
     feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
-        Per-feature length scales l the trees divide the inputs by (as in
-        :class:`MondrianFeatures`): 'std', each feature's standard
-        deviation over the points of ``fit`` (the first ``partial_fit``
-        before any ``fit``; a two-valued feature: at least half its gap,
-        so that a rare 0/1 indicator is not stretched beyond a balanced
-        one), so that features in different units are cut alike without a
-        scaler (a Mondrian tree cuts a dimension in
-        proportion to its extent: raw CPU data, seeds 0-2, regressor's test
-        error 6.9-7.1 % with None, 3.0 % with 'std'); None, the inputs as
-        given (the paper's forest); or the user's values; 'auto': 'std'
-        with ``lifetime='auto'`` and at least 10 rows (a stream's first
-        batch), None with a number (in the units of X).
-        Fitted value: ``feature_scale_``.
+        Per-feature length scales the trees divide the inputs by, as in
+        :class:`MondrianFeatures`: 'std', the features' standard deviations
+        over the points of ``fit`` (the first ``partial_fit`` before any
+        ``fit``), so that features in different units are cut alike without
+        a scaler (a Mondrian tree cuts a dimension in proportion to its
+        extent: raw CPU data, seeds 0-2, regressor's test error 6.9-7.1 %
+        with None, 3.0 % with 'std'); None, the inputs as given (the paper's
+        forest); or the user's values; 'auto': 'std' with
+        ``lifetime='auto'`` and at least 10 rows, None with a number (in the
+        units of X) or fewer rows.  Fitted value: ``feature_scale_``.
     smoothing : bool, default=True
         Hierarchical smoothing of the node predictions (see below).  False
         gives the forest as the paper's Sec. 8.3 ran it: every node

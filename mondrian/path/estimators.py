@@ -594,6 +594,17 @@ class _PathWarmStart:
         return (params.keys() == warm["params"].keys()
                 and all(_same_param(params[k], warm["params"][k]) for k in params))
 
+    def _trees(self, **params) -> MondrianFeatures:
+        """An unfitted forest of these parameters: the estimator's rotation
+        and its fitted ``feature_scale_`` (every forest of one fit, the
+        pilot's too, cuts the same coordinates)."""
+        return MondrianFeatures(rotation=self.rotation, feature_scale=self.feature_scale_,
+                                **params)
+
+    def _lifetime_scale(self, X: np.ndarray, rng) -> float:
+        """λ₀ of X in the coordinates of :meth:`_trees`' forests."""
+        return lifetime_scale(X, rng, rotation=self.rotation, scale=self.feature_scale_)
+
     def _forest_for_fit(self, lam_max: float, key, X_all: np.ndarray, n_given: int,
                         need_validation: bool, fraction: float, *, n_trees: int | None = None,
                         n_jobs: int | None = None):
@@ -617,11 +628,9 @@ class _PathWarmStart:
         split_rng, tree_rng, learner_rng = check_random_generator(self.random_state).spawn(3)
         mask = _holdout_mask(self, X_all.shape[0], n_given, need_validation, fraction,
                              split_rng)
-        features = MondrianFeatures(n_trees=self.n_trees if n_trees is None else n_trees,
-                                    lifetime=lam_max, random_state=tree_rng,
-                                    n_jobs=self.n_jobs if n_jobs is None else n_jobs,
-                                    rotation=self.rotation,
-                                    feature_scale=self.feature_scale_).fit(X_all)
+        features = self._trees(n_trees=self.n_trees if n_trees is None else n_trees,
+                               lifetime=lam_max, random_state=tree_rng,
+                               n_jobs=self.n_jobs if n_jobs is None else n_jobs).fit(X_all)
         return None, mask, features, learner_rng
 
     def __getstate__(self):
@@ -808,17 +817,17 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         around λ₀ = 1/(median ‖x - x'‖₂·E‖v‖₁), the rotated kernel's own
         scale (:func:`~mondrian._scale.lifetime_scale`).
     feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
-        Per-feature length scales l of the kernel exp(-λ Σ_b ∣x_b - x'_b∣ / l_b)
-        (:class:`MondrianFeatures`): 'std', the standard deviation of each
-        feature of X (at least half the gap of a two-valued one, so that a
-        rare 0/1 indicator is not stretched beyond a balanced one; 1 for a
-        constant one), i.e. the kernel of standardised
-        inputs, so that features in different units weigh alike without a
-        scaler (raw CPU data, seeds 0-4: test error 4.5-5.5 % with None,
-        2.8-2.9 % with 'std'); None, the paper's kernel on X as given; or
-        the user's values.  'auto': 'std' with ``max_lifetime='auto'`` and
-        at least 10 rows, None with a number (a lifetime given is in the
-        units of X, as in the paper) or fewer rows.  The fitted value is ``feature_scale_``.
+        Per-feature length scales l of the kernel
+        exp(-λ Σ_b ∣x_b - x'_b∣ / l_b) (:class:`MondrianFeatures`): 'std',
+        the standard deviation of each feature of X (the robust IQR/1.349 of
+        an extreme tail, at least half the gap of a two-valued feature, 1
+        for a constant one), the kernel of standardised inputs, so that
+        features in different units weigh alike without a scaler (raw CPU
+        data, seeds 0-4: test error 4.5-5.5 % with None, 2.8-2.9 % with
+        'std'); None, the paper's kernel on X as given; or the user's
+        values.  'auto': 'std' with ``max_lifetime='auto'`` and at least 10
+        rows, None with a number (a lifetime given is in the units of X, as
+        in the paper) or fewer rows.  The fitted value is ``feature_scale_``.
 
     Attributes
     ----------
@@ -1172,10 +1181,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         lifetime, alpha, features, start = self._confirm(
             p, X_all, y_all, n_given, n_trees, lifetime, split_rng, final_rng, ladder_rng, n_jobs)
         if features is None:
-            features = MondrianFeatures(n_trees=n_trees, lifetime=lifetime,
-                                        random_state=final_rng, n_jobs=n_jobs,
-                                        rotation=self.rotation,
-                                        feature_scale=self.feature_scale_).fit(X_all)
+            features = self._trees(n_trees=n_trees, lifetime=lifetime,
+                                   random_state=final_rng, n_jobs=n_jobs).fit(X_all)
         refit_tol = p["tol"]
         if is_dask_collection(X_all):
             from .._dask import solve_normal
@@ -1272,10 +1279,9 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         # Grown to the second rung at once: every ladder climbs to it (the
         # later rungs extend it in place, ``CGRidgePath.extend_forest``).
         X, y = (X_all, y_all) if whole else _take(X_all, y_all, rows)
-        features = MondrianFeatures(n_trees=n_trees, lifetime=min(2.0 * lifetime, ceiling),
-                                    random_state=final_rng if whole else ladder_rng,
-                                    n_jobs=n_jobs, rotation=self.rotation,
-                                    feature_scale=self.feature_scale_).fit(X)
+        features = self._trees(n_trees=n_trees, lifetime=min(2.0 * lifetime, ceiling),
+                               random_state=final_rng if whole else ladder_rng,
+                               n_jobs=n_jobs).fit(X)
         train = np.zeros(rows.size, dtype=bool)
         train[:given.size] = True
         if held.size == 0:
@@ -1368,12 +1374,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         lifetime, alpha)."""
         auto_alphas = isinstance(p["alphas"], str)
         alphas = AUTO_DUAL_ALPHAS.copy() if auto_alphas else p["alphas"]
-        scale = lifetime_scale(X_all[train], split_rng, rotation=self.rotation,
-                               scale=self.feature_scale_)
+        scale = self._lifetime_scale(X_all[train], split_rng)
         lam_top = scale if p["max_lifetime"] == "auto" else p["max_lifetime"]
-        features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top, random_state=tree_rng,
-                                    n_jobs=n_jobs, rotation=self.rotation,
-                                    feature_scale=self.feature_scale_).fit(X_all)
+        features = self._trees(n_trees=n_trees, lifetime=lam_top, random_state=tree_rng,
+                               n_jobs=n_jobs).fit(X_all)
         yc = y_all - float(y_all[:n_given].mean())
         if np.ptp(y_all[:n_given]) == 0.0:
             # Constant targets: exact zeros (the mean's rounding would leave
@@ -1487,13 +1491,10 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
             mask = _holdout_mask(self, X_all.shape[0], n_given, need_validation, fraction,
                                  split_rng)
             train_rows = np.flatnonzero(mask)
-            scale = lifetime_scale(X_all[train_rows], split_rng, rotation=self.rotation,
-                                   scale=self.feature_scale_)
+            scale = self._lifetime_scale(X_all[train_rows], split_rng)
             lam_top = scale if auto_lam else p["max_lifetime"]
-            features = MondrianFeatures(n_trees=n_trees, lifetime=lam_top,
-                                        random_state=tree_rng, n_jobs=n_jobs,
-                                        rotation=self.rotation,
-                                        feature_scale=self.feature_scale_).fit(X_all)
+            features = self._trees(n_trees=n_trees, lifetime=lam_top,
+                                   random_state=tree_rng, n_jobs=n_jobs).fit(X_all)
             extend = _forest_extender(features) if auto_lam else None
             mean = float(y_all[mask].mean())
             yc = y_all - mean
@@ -1946,16 +1947,10 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         inputs, the uniformly rotated Mondrian kernel
         (:class:`MondrianFeatures`).
     feature_scale : 'auto', 'std', None or array-like of shape (n_features,), default='auto'
-        Per-feature length scales l of the kernel exp(-λ Σ_b ∣x_b - x'_b∣ / l_b)
-        (:class:`MondrianFeatures`): 'std', the standard deviation of each
-        feature of X (at least half the gap of a two-valued one, so that a
-        rare 0/1 indicator is not stretched beyond a balanced one; 1 for a
-        constant one), i.e. the kernel of standardised
-        inputs, so that features in different units weigh alike without a
-        scaler None, the paper's kernel on X as given; or
-        the user's values.  'auto': 'std' with ``max_lifetime='auto'`` and
-        at least 10 rows, None with a number (a lifetime given is in the
-        units of X, as in the paper) or fewer rows.  The fitted value is ``feature_scale_``.
+        Per-feature length scales of the kernel, as in
+        :class:`MondrianKernelRidgeCV` ('auto': the features' standard
+        deviations with ``max_lifetime='auto'`` and at least 10 rows, X as
+        given otherwise).  The fitted value is ``feature_scale_``.
 
     Attributes
     ----------
@@ -2156,10 +2151,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             C0 = 1.0 if pilot_alpha is None else float(np.clip(2.0 / pilot_alpha,
                                                                *CLASSIFIER_C_RANGE))
             Cs = C0 * CLASSIFIER_C_FACTORS
-        features = MondrianFeatures(n_trees=n_trees, lifetime=float(grid[-1]),
-                                    random_state=tree_rng, n_jobs=n_jobs,
-                                    rotation=self.rotation,
-                                    feature_scale=self.feature_scale_).fit(X_all)
+        features = self._trees(n_trees=n_trees, lifetime=float(grid[-1]),
+                               random_state=tree_rng, n_jobs=n_jobs).fit(X_all)
         path = NewtonClassifierPath(features, codes, n_classes, train_rows, loss=self.loss,
                                     Cs=Cs, sample_weight=weight, tol=tol, max_iter=max_iter,
                                     n_jobs=n_jobs)
@@ -2178,10 +2171,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
                 # draw of the same random partition, so the path goes on
                 # there, from zero, and the selection compares both.
                 try:
-                    features = MondrianFeatures(
+                    features = self._trees(
                         n_trees=n_trees, lifetime=top * 2.0, random_state=regrow_rng,
-                        n_jobs=n_jobs, rotation=self.rotation,
-                        feature_scale=self.feature_scale_).fit(X_all)
+                        n_jobs=n_jobs).fit(X_all)
                 except MemoryError:
                     why = "memory"
                 else:
@@ -2265,11 +2257,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         if rows.size > PILOT_ROWS:
             rows = np.sort(rng.choice(train_rows, PILOT_ROWS, replace=False))
         X_p, codes_p = X_all[rows], codes[rows]
-        scale = lifetime_scale(X_p, rng, rotation=self.rotation,
-                               scale=self.feature_scale_)
-        forest = MondrianFeatures(n_trees=n_trees, lifetime=scale, random_state=rng,
-                                  n_jobs=n_jobs, rotation=self.rotation,
-                                  feature_scale=self.feature_scale_).fit(X_p)
+        scale = self._lifetime_scale(X_p, rng)
+        forest = self._trees(n_trees=n_trees, lifetime=scale, random_state=rng,
+                             n_jobs=n_jobs).fit(X_p)
         scorer = DualClassScorer(forest, codes_p, n_classes, AUTO_DUAL_ALPHAS, n_jobs=n_jobs)
         search = search_lifetime(scorer, scale, scale, extend=_forest_extender(forest),
                                  evaluate_many=scorer.evaluate_many,
@@ -2291,9 +2281,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
         if lam == "auto":
             # The data's scale λ₀ = 1/(median ℓ₁ distance); the SGD path
             # sweeps [0, 4λ₀] (good widths lie within a few octaves of λ₀).
-            lam = 4.0 * lifetime_scale(X_all[:n_given],
-                                       check_random_generator(self.random_state),
-                                       rotation=self.rotation, scale=self.feature_scale_)
+            lam = 4.0 * self._lifetime_scale(X_all[:n_given],
+                                             check_random_generator(self.random_state))
         self.C_ = None
         self.pilot_features_ = None
         self.n_trees_ = n_trees

@@ -544,15 +544,21 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
     /* a tree's old boxes (store_boxes), two with two threads: largest * d
      * doubles fit, f's boxes hold them */
     tmp = malloc(((largest > 0 ? largest : 1) * d * 2) * sizeof(double));
+    /* The batch in the coordinates of the tree each thread walks; with a
+     * scale alone every tree's, so one copy divided once. */
+    const int rotated = f->rotation != NULL;
     if (mt_forest_transformed(f)) {
-        /* the batch in the coordinates of the tree each thread walks */
-        Zall = (size_t)nt <= SIZE_MAX / sizeof(double) / (xd > 0 ? xd : 1)
-                   ? malloc((size_t)nt * xd * sizeof(double)) : NULL;
+        const size_t copies = rotated ? (size_t)nt : 1;
+        Zall = copies <= SIZE_MAX / sizeof(double) / (xd > 0 ? xd : 1)
+                   ? malloc(copies * xd * sizeof(double)) : NULL;
     }
     if (trees == NULL || rank == NULL || old_offset == NULL || tmp == NULL ||
         (mt_forest_transformed(f) && Zall == NULL)) {
         status = MT_ERR_NOMEM;
         goto cleanup;
+    }
+    if (Zall != NULL && !rotated) {
+        mt_forest_transform(f, 0, X, n, Zall);
     }
     memcpy(old_offset, f->node_offset, (M + 1) * sizeof(mt_index));
     /* 1. Every tree's scratch (reads f). */
@@ -602,8 +608,8 @@ int mt_forest_insert(mt_forest *f, const double *X, size_t n, size_t max_nodes,
 #endif
     for (ptrdiff_t m = 0; m < count; ++m) {
         iscratch *s = &trees[m];
-        const double *P = X;
-        if (Zall != NULL) {
+        const double *P = Zall != NULL ? Zall : X;
+        if (rotated) {
 #ifdef _OPENMP
             double *Z = Zall + (size_t)omp_get_thread_num() * xd;
 #else
