@@ -171,12 +171,28 @@ def feature_std(X: np.ndarray) -> np.ndarray:
     no two-valued feature is stretched more than a balanced one (p = 1/2,
     whose deviation is half the gap: unchanged).
 
-    Up to :data:`STD_BLOCK_ROWS` rows this is ``np.std(X, axis=0)``; above,
-    the same two passes (the mean, then the squared deviations) block by
-    block, so that no temporary has X's size.  A column whose squares
-    overflow (entries near the largest double) is scaled by a power of two
-    first (exactly) and its deviation scaled back, so every finite X gives
-    finite positive values."""
+    The deviations are :func:`column_std`'s (block by block on large X, a
+    column whose squares overflow scaled by a power of two first), so
+    every finite X gives finite positive values."""
+    std = column_std(X)
+    n = X.shape[0]
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    two = hi > lo
+    for start in range(0, n, STD_BLOCK_ROWS):
+        if not two.any():
+            break
+        block = X[start:start + STD_BLOCK_ROWS]
+        two &= np.all((block == lo) | (block == hi), axis=0)
+    return adjust_deviations(std, quartile_rows(X), lo, hi, two)
+
+
+def column_std(X: np.ndarray) -> np.ndarray:
+    """The standard deviation (ddof 0) of each column of X (validated:
+    finite, at least one row), finite for every finite X: ``np.std(X,
+    axis=0)`` up to :data:`STD_BLOCK_ROWS` rows, above the same two passes
+    block by block (no temporary of X's size); a column whose squares
+    overflow is scaled by a power of two first (exactly) and its
+    deviation scaled back."""
     n = X.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
         if n <= STD_BLOCK_ROWS:
@@ -191,14 +207,7 @@ def feature_std(X: np.ndarray) -> np.ndarray:
     for b in np.flatnonzero(~np.isfinite(std)):
         exponent = int(np.frexp(np.max(np.abs(X[:, b])))[1])
         std[b] = np.ldexp(np.std(np.ldexp(X[:, b], -exponent)), exponent)
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    two = hi > lo
-    for start in range(0, n, STD_BLOCK_ROWS):
-        if not two.any():
-            break
-        block = X[start:start + STD_BLOCK_ROWS]
-        two &= np.all((block == lo) | (block == hi), axis=0)
-    return adjust_deviations(std, quartile_rows(X), lo, hi, two)
+    return std
 
 
 def quartile_rows(X):

@@ -179,6 +179,9 @@ def test_ssgp_on_dask_equals_in_memory(client, chunks):
     mem = SparseSpectrumGPRegressor(**kw).fit(X, y)
     dsk = SparseSpectrumGPRegressor(**kw).fit(Xd, yd)
     np.testing.assert_array_equal(dsk.spectral_points_, mem.spectral_points_)
+    # The length scales' bounds: the inputs' deviations over the blocks, the
+    # in-memory ones up to the order of the sums.
+    np.testing.assert_allclose(dsk.length_scale_bounds_, mem.length_scale_bounds_, rtol=1e-12)
     np.testing.assert_allclose(dsk.weights_mean_, mem.weights_mean_, rtol=1e-10, atol=0)
     mean, std = dsk.predict(da.from_array(X, chunks=(300, 3)), return_std=True)
     ref_mean, ref_std = mem.predict(X, return_std=True)

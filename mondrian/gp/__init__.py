@@ -7,12 +7,14 @@ Lázaro-Gredilla et al. (2010), the model of Hoang et al. (2020, Sec. 2);
 """
 from .embedding import DisentanglingEmbedding
 from .exact import exact_gp_kernel, exact_gp_regressor
-from .ssgp import SparseSpectrumGPRegressor, initial_theta, sparse_spectrum_nlml
+from .ssgp import (SparseSpectrumGPRegressor, initial_theta, length_scale_bounds,
+                   sparse_spectrum_nlml)
 
 __all__ = [
     "SparseSpectrumGPRegressor",
     "sparse_spectrum_nlml",
     "initial_theta",
+    "length_scale_bounds",
     "exact_gp_regressor",
     "exact_gp_kernel",
     "DisentanglingEmbedding",

@@ -24,8 +24,8 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from .._validation import check_bool, check_int
-from .ssgp import (HYPERPARAMETER_BOUNDS, _check_theta, _normalize, check_regression_data,
-                   initial_theta)
+from .ssgp import (HYPERPARAMETER_BOUNDS, _check_theta, _log_box, _normalize,
+                   check_regression_data, initial_theta, length_scale_bounds)
 
 __all__ = ["exact_gp_regressor", "exact_gp_kernel"]
 
@@ -59,7 +59,7 @@ class LBFGSBOptimizer:
         return f"LBFGSBOptimizer(max_iter={self.max_iter})"
 
 
-def exact_gp_kernel(theta, n_features: int):
+def exact_gp_kernel(theta, n_features: int, length_scale_bounds=None):
     """``ConstantKernel(σ_f²) * RBF(ℓ) + WhiteKernel(σ_n²)`` at ``theta``.
 
     Parameters
@@ -71,21 +71,39 @@ def exact_gp_kernel(theta, n_features: int):
         <mondrian.gp.SparseSpectrumGPRegressor>`.
     n_features : int
         Input dimension D (the RBF kernel is anisotropic: one ℓ per input).
+    length_scale_bounds : array-like of shape (n_features, 2), optional
+        (lower, upper) of each ℓ_d, positive: those of the SSGP fitted to
+        the same inputs are :func:`~mondrian.gp.length_scale_bounds` (X)
+        (:func:`exact_gp_regressor` passes them).  Default
+        :data:`~mondrian.gp.ssgp.HYPERPARAMETER_BOUNDS` for every input
+        (the bounds of inputs of deviation 1).
 
     Returns
     -------
     sklearn.gaussian_process.kernels.Kernel
-        With every bound :data:`~mondrian.gp.ssgp.HYPERPARAMETER_BOUNDS`.
+        With the bounds :data:`~mondrian.gp.ssgp.HYPERPARAMETER_BOUNDS` on
+        σ_f² and σ_n², ``length_scale_bounds`` on ℓ.
     """
     n_features = check_int(n_features, "n_features")
     theta = _check_theta(theta, n_features)
-    lo, hi = np.log(HYPERPARAMETER_BOUNDS)
+    if length_scale_bounds is None:
+        ls_bounds = np.tile(np.asarray(HYPERPARAMETER_BOUNDS, dtype=np.float64),
+                            (n_features, 1))
+    else:
+        ls_bounds = np.array(length_scale_bounds, dtype=np.float64)
+        if ls_bounds.shape != (n_features, 2) or not np.all(np.isfinite(ls_bounds)) or \
+                not np.all(ls_bounds[:, 0] > 0) or not np.all(ls_bounds[:, 1] > ls_bounds[:, 0]):
+            raise ValueError(f"length_scale_bounds must be an array of shape ({n_features}, 2) "
+                             f"of finite positive (lower, upper) pairs with lower < upper, "
+                             f"got {length_scale_bounds!r}")
+    lo, hi = _log_box(ls_bounds)
     if np.any(theta < lo) or np.any(theta > hi):
-        raise ValueError(f"theta must lie within log(HYPERPARAMETER_BOUNDS) = "
-                         f"[{lo:.4g}, {hi:.4g}] in every entry, got {theta!r}")
+        raise ValueError(f"theta must lie within its bounds (log HYPERPARAMETER_BOUNDS for "
+                         f"the variances, log length_scale_bounds for ℓ), got {theta!r} "
+                         f"outside [{lo!r}, {hi!r}]")
     value = np.exp(theta)
     return (ConstantKernel(value[0], constant_value_bounds=HYPERPARAMETER_BOUNDS)
-            * RBF(value[1:1 + n_features], length_scale_bounds=HYPERPARAMETER_BOUNDS)
+            * RBF(value[1:1 + n_features], length_scale_bounds=ls_bounds)
             + WhiteKernel(value[1 + n_features], noise_level_bounds=HYPERPARAMETER_BOUNDS))
 
 
@@ -98,7 +116,9 @@ def exact_gp_regressor(X, y, *, theta=None, optimize: bool = True, normalize_y: 
     started at the SSGP's initialisation (ℓ_d = half the range of input d,
     σ_f² = var y, σ_n² = var y / 4 of the normalised y:
     :func:`~mondrian.gp.ssgp.initial_theta`) or at a given ``theta``, with
-    the SSGP's bounds, ``normalize_y`` and L-BFGS-B iteration limit, and no
+    the SSGP's bounds (each ℓ_d's relative to its input's deviation:
+    :func:`~mondrian.gp.length_scale_bounds`), ``normalize_y`` and L-BFGS-B
+    iteration limit, and no
     jitter (``alpha=0``: the white noise is the only diagonal term, as in
     the SSGP).  There are no restarts: the exact evidence does not depend
     on the frequency draws that the SSGP's restarts vary, and
@@ -151,7 +171,7 @@ def exact_gp_regressor(X, y, *, theta=None, optimize: bool = True, normalize_y: 
     X, y = check_regression_data(X, y)
     if theta is None:
         theta = initial_theta(X, _normalize(y, normalize_y)[0])
-    kernel = exact_gp_kernel(theta, X.shape[1])
+    kernel = exact_gp_kernel(theta, X.shape[1], length_scale_bounds(X))
     gp = GaussianProcessRegressor(kernel=kernel, alpha=0.0, normalize_y=normalize_y,
                                   optimizer=LBFGSBOptimizer(max_iter) if optimize else None,
                                   n_restarts_optimizer=0, copy_X_train=True)
