@@ -547,6 +547,21 @@ def test_length_scales_held_by_the_lower_bound_are_reported():
         ssgp_module._warn_length_scale_bounds(np.log([2e-5, 2e7, 1e10]), bounds)
 
 
+@pytest.mark.parametrize("units", [1e3, 1e-3])
+def test_targets_whose_variance_is_outside_the_bounds_are_reported(units):
+    # Without normalize_y the variances' bounds are those of y as given: a
+    # start var y = 2e5 (or 2e-7) is held at the bound, and the user hears it.
+    X, y = _data(n=60, D=2, seed=4)
+    y = y * units / np.std(y) * np.sqrt(0.2)
+    with pytest.warns(ConvergenceWarning, match="starting signal_variance .* normalize_y"):
+        SparseSpectrumGPRegressor(6, normalize_y=False, max_iter=0, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        SparseSpectrumGPRegressor(6, max_iter=0, random_state=0).fit(X, y)
+        SparseSpectrumGPRegressor(6, normalize_y=False, max_iter=0, signal_variance=1.0,
+                                  noise_variance=0.1, random_state=0).fit(X, y)
+
+
 def test_an_irrelevant_input_at_the_upper_bound_is_not_reported():
     # y ignores input 2, whose ℓ goes to the upper bound: harmless, since the
     # bound (10⁵ deviations) is far beyond the input's range.

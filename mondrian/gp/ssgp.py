@@ -681,6 +681,25 @@ def _input_range(X) -> np.ndarray:
     return np.ptp(np.asarray(X, dtype=np.float64), axis=0)
 
 
+def _warn_clipped_variances(var: float, signal_variance, noise_variance) -> None:
+    """Warn when a starting variance (σ_f² = var y or σ_n² = var y / 4 of the
+    targets as the model sees them) lies outside
+    :data:`HYPERPARAMETER_BOUNDS` and starts at the bound: only without
+    ``normalize_y``, for targets of deviation above 316 or below 0.006 (given
+    starting values outside the bounds raise instead)."""
+    lo, hi = HYPERPARAMETER_BOUNDS
+    starts = [(name, value) for name, value, given in (
+        ("signal_variance", var, signal_variance), ("noise_variance", var / 4.0, noise_variance))
+        if given is None and var > 0 and not lo <= value <= hi]
+    if starts:
+        warnings.warn(
+            f"SparseSpectrumGPRegressor: the starting {' and '.join(n for n, _ in starts)} "
+            f"({', '.join(f'{v:.3g}' for _, v in starts)}, from var y) lie outside "
+            f"HYPERPARAMETER_BOUNDS [{lo:g}, {hi:g}] and start at the bound; the bounds are "
+            "those of normalised targets: use normalize_y=True (the default)",
+            ConvergenceWarning, stacklevel=3)
+
+
 def _warn_length_scale_bounds(log_length_scales: np.ndarray, ls_bounds: np.ndarray) -> None:
     """Warn when trained length scales are held by their lower bound.
 
@@ -781,7 +800,9 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         before fitting (scikit-learn's ``GaussianProcessRegressor``
         semantics: the hyperparameters and the log marginal likelihood refer
         to the normalised targets; predictions are mapped back).  False
-        fits y as given under a zero prior mean.
+        fits y as given under a zero prior mean, with σ_f² and σ_n² within
+        :data:`HYPERPARAMETER_BOUNDS` in y's units (``fit`` warns when
+        var y or var y / 4 starts outside them).
     tol : float, default=1e-6
         L-BFGS-B stops a run when an iteration lowers the NLML by less than
         ``tol`` relative to its value (scipy's ``ftol``).  scipy's own
@@ -992,6 +1013,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
         input_range = _input_range(X)
         self.length_scale_bounds_ = ls_bounds = length_scale_bounds(X)
         theta0 = self._initial_theta(input_range, yn, ls_bounds)
+        _warn_clipped_variances(_variance(yn), self.signal_variance, self.noise_variance)
         lo, hi = _log_box(ls_bounds)
         bounds = list(zip(lo, hi)) + ([(None, None)] * (p * D) if optimize_eps else [])
         m = self._subsample_rows(n, optimize_eps)
