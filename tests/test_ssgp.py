@@ -499,13 +499,24 @@ def test_initialisation():
     np.testing.assert_allclose(np.exp(m.theta_), [3.0, 2.0, 2.0, 2.0, 0.1])
 
 
-def test_length_scale_bounds_are_relative_to_each_inputs_deviation():
-    X, _ = _data(n=50, D=3, seed=3)
+def test_length_scale_bounds_are_relative_to_each_inputs_spread():
+    X, _ = _data(n=1500, D=4, seed=3)
     X[:, 1] *= 1e6
-    X[:, 2] = 7.0                                   # constant: deviation taken as 1
-    sd = np.array([np.std(X[:, 0]), np.std(X[:, 1]), 1.0])
-    np.testing.assert_allclose(length_scale_bounds(X), np.outer(sd, HYPERPARAMETER_BOUNDS),
-                               rtol=1e-15)
+    X[:, 2] = 7.0                                   # constant: scale taken as 1
+    X[0, 3] = 1e9                                   # one far value
+    sd = np.std(X, axis=0)
+    sd[2] = 1.0
+    # The lower bounds follow the robust scale (here the deviation, except
+    # for input 3: the IQR's normal deviation, 2/1.349 = 1.48 for uniform(-2, 2)
+    # values, not the 2.6e7 of the far value), the upper bounds the deviation.
+    robust = sd.copy()
+    q1, q3 = np.percentile(X[:, 3], [25, 75])
+    robust[3] = (q3 - q1) / 1.3489795003921634
+    assert 1.3 < robust[3] < 1.6 and sd[3] > 2e7
+    bounds = length_scale_bounds(X)
+    np.testing.assert_allclose(bounds[:, 0], 1e-5 * robust, rtol=1e-15)
+    np.testing.assert_allclose(bounds[:, 1], 1e5 * sd, rtol=1e-15)
+    assert HYPERPARAMETER_BOUNDS == (1e-5, 1e5)
     with pytest.raises(ValueError, match="X must be finite"):
         length_scale_bounds(np.array([[0.0, np.nan]]))
 

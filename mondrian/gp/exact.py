@@ -76,7 +76,7 @@ def exact_gp_kernel(theta, n_features: int, length_scale_bounds=None):
         the same inputs are :func:`~mondrian.gp.length_scale_bounds` (X)
         (:func:`exact_gp_regressor` passes them).  Default
         :data:`~mondrian.gp.ssgp.HYPERPARAMETER_BOUNDS` for every input
-        (the bounds of inputs of deviation 1).
+        (the bounds of inputs of deviation and robust scale 1).
 
     Returns
     -------
@@ -116,7 +116,7 @@ def exact_gp_regressor(X, y, *, theta=None, optimize: bool = True, normalize_y: 
     started at the SSGP's initialisation (ℓ_d = half the range of input d,
     σ_f² = var y, σ_n² = var y / 4 of the normalised y:
     :func:`~mondrian.gp.ssgp.initial_theta`) or at a given ``theta``, with
-    the SSGP's bounds (each ℓ_d's relative to its input's deviation:
+    the SSGP's bounds (each ℓ_d's relative to its input's spread:
     :func:`~mondrian.gp.length_scale_bounds`), ``normalize_y`` and L-BFGS-B
     iteration limit, and no
     jitter (``alpha=0``: the white noise is the only diagonal term, as in

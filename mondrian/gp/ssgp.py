@@ -56,7 +56,7 @@ from .._validation import (all_finite, available_cores, available_memory, check_
                            check_bool, check_int, check_length_scales, check_positive_float,
                            check_random_generator, check_target_scale, format_bytes)
 from .._progress import check_verbose, progress
-from .._scale import column_std
+from .._scale import column_std, feature_std
 from ..path.dual import blas_thread_count, blas_threads
 
 __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
@@ -64,9 +64,9 @@ __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
 
 #: Bounds of σ_f² and σ_n² during training (scikit-learn's default
 #: ``ConstantKernel`` and ``WhiteKernel`` bounds; in units of the normalised
-#: y with ``normalize_y``), and of every ℓ_d / s_d, s_d the standard
-#: deviation of input d (:func:`length_scale_bounds`: on standardised
-#: inputs, scikit-learn's ``RBF`` bounds).  The exact GP of :func:`mondrian.gp.exact_gp_regressor`
+#: y with ``normalize_y``), and of every ℓ_d relative to input d's spread
+#: (:func:`length_scale_bounds`: on standardised inputs, scikit-learn's
+#: ``RBF`` bounds).  The exact GP of :func:`mondrian.gp.exact_gp_regressor`
 #: searches the same box.
 HYPERPARAMETER_BOUNDS = (1e-5, 1e5)
 
@@ -582,20 +582,27 @@ def _check_inputs(X) -> np.ndarray:
 
 
 def length_scale_bounds(X) -> np.ndarray:
-    """Bounds of the length scales: ℓ_d within :data:`HYPERPARAMETER_BOUNDS`
-    times s_d, the standard deviation of input d (1 for a constant input).
+    """Bounds of the length scales, relative to each input's spread: ℓ_d
+    within [10⁻⁵·r_d, 10⁵·s_d] (:data:`HYPERPARAMETER_BOUNDS`), s_d the
+    standard deviation of input d and r_d its robust scale.
 
-    On standardised inputs these are scikit-learn's default ``RBF`` bounds
-    [1e-5, 1e5]; on inputs in other units they move with the units, so
-    that a fit on X·diag(c) is the fit on X with every ℓ_d times c_d.
-    Absolute bounds cannot fit inputs in very large or very small units:
-    on the raw CPU data, whose inputs span 1 to 10⁶, they held nine of 21
-    length scales at 10⁵ and tripled the test error (8.06 % against
-    2.56 % at seed 0).  The plain deviation, not the features' robust
-    scale of ``feature_scale='std'`` (IQR/1.349 for a heavy tail): the
-    upper bound must lie beyond an irrelevant input's spread, and on the
-    standardised CPU data the robust scale of the heavy-tailed input 18
-    (a hundredth of its deviation) held its ℓ at 10³.
+    r_d is the features' scale of ``feature_scale='std'``
+    (:func:`mondrian._scale.feature_std`): the deviation, or IQR/1.349 where
+    the deviation is more than 30 times that (a gross outlier or an extreme
+    tail), at least half the gap of a two-valued input; both are 1 for a
+    constant input.  On standardised inputs without such tails these are
+    scikit-learn's default ``RBF`` bounds [1e-5, 1e5]; on inputs in other
+    units they move with the units, so that a fit on X·diag(c) is the fit
+    on X with every ℓ_d times c_d.  Absolute bounds cannot fit inputs in
+    very large or very small units: on the raw CPU data, whose inputs span
+    1 to 10⁶, they held nine of 21 length scales at 10⁵ and tripled the
+    test error (8.06 % against 2.56 % at seed 0).  The lower bound follows
+    the robust scale, so that one far value (10⁹ among 1500 standard normal
+    ones: a deviation of 3·10⁷) cannot lift it above the scale on which the
+    other values matter; the upper bound the plain deviation, so that an
+    irrelevant input's ℓ_d can go beyond its whole spread, heavy tail
+    included (a robust upper bound, a hundredth of the deviation of the
+    standardised CPU data's input 18, held its ℓ at 10³).
 
     Parameters
     ----------
@@ -609,12 +616,14 @@ def length_scale_bounds(X) -> np.ndarray:
         scikit-learn's ``RBF`` (:func:`mondrian.gp.exact_gp_kernel`).
     """
     if is_dask_collection(X):
-        from .._dask import dask_column_std
-        scale = dask_column_std(X)
+        from .._dask import dask_column_std, dask_feature_scale
+        robust, std = dask_feature_scale("std", X), dask_column_std(X)
     else:
-        scale = column_std(_check_inputs(X))
-    scale[~(scale > 0)] = 1.0
-    return np.outer(scale, HYPERPARAMETER_BOUNDS)
+        X = _check_inputs(X)
+        robust, std = feature_std(X), column_std(X)
+    std[~(std > 0)] = 1.0
+    lo, hi = HYPERPARAMETER_BOUNDS
+    return np.column_stack([lo * robust, hi * std])
 
 
 def _log_box(ls_bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -705,7 +714,7 @@ def _warn_length_scale_bounds(log_length_scales: np.ndarray, ls_bounds: np.ndarr
 
     The bounds (:func:`length_scale_bounds`) move with each input's units,
     so they hold a length scale only where the data ask for one beyond
-    them.  The lower bound keeps ℓ_d above 10⁻⁵ of the input's deviation:
+    them.  The lower bound keeps ℓ_d above 10⁻⁵ of the input's robust scale:
     an input whose effect varies on a finer scale than that is not fitted,
     and the user must hear it.  The upper bound, 10⁵ deviations, is where
     an irrelevant input's ℓ_d goes, and there it is harmless: the range of
@@ -718,7 +727,7 @@ def _warn_length_scale_bounds(log_length_scales: np.ndarray, ls_bounds: np.ndarr
         warnings.warn(
             f"SparseSpectrumGPRegressor: the length scale of input(s) {low.tolist()} is at "
             f"its lower bound ({', '.join(f'{v:.3g}' for v in np.exp(log_length_scales[low]))}"
-            f"; HYPERPARAMETER_BOUNDS times the input's deviation): those inputs vary on a "
+            f"; 1e-5 times the input's robust scale): those inputs vary on a "
             "finer scale than the bound allows", ConvergenceWarning, stacklevel=3)
 
 
@@ -743,9 +752,10 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     from where its race ended.  ``n_restarts`` further runs race fresh draws
     from the same start; the run with the lowest final NLML is kept.
     σ_f² and σ_n² stay within :data:`HYPERPARAMETER_BOUNDS`, each ℓ_d within
-    those times the standard deviation of input d
-    (:func:`length_scale_bounds`), so inputs in any units are fitted alike: X·diag(c) gives the same model with every ℓ_d times
-    c_d (on standardised inputs the bounds are scikit-learn's).
+    [10⁻⁵, 10⁵] times the spread of input d (:func:`length_scale_bounds`),
+    so inputs in any units are fitted alike: X·diag(c) gives the same
+    model with every ℓ_d times c_d (on standardised inputs the bounds are
+    scikit-learn's).
 
     Parameters
     ----------
@@ -759,7 +769,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     noise_variance : float, optional
         Starting σ_n² > 0; default var y / 4.  Given starting values must
         lie within their bounds: :data:`HYPERPARAMETER_BOUNDS` for σ_f² and
-        σ_n², those times the input's deviation for ℓ_d
+        σ_n², :func:`length_scale_bounds` for ℓ_d
         (:func:`length_scale_bounds`).
     optimize_frequencies : bool, default=False
         Also train the spectral points ε (the SSGP of Lázaro-Gredilla et
@@ -870,7 +880,7 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
     length_scale_bounds_ : ndarray of shape (n_features, 2)
         The bounds of each ℓ_d during training
         (:func:`length_scale_bounds`: :data:`HYPERPARAMETER_BOUNDS` times
-        the input's standard deviation).
+        the input's spread).
     noise_variance_ : float
         σ_n².
     spectral_points_ : ndarray of shape (n_components, n_features)
@@ -1230,8 +1240,8 @@ class SparseSpectrumGPRegressor(RegressorMixin, BaseEstimator):
             if name == "length_scale":
                 at = np.flatnonzero(out)
                 raise ValueError(
-                    f"length_scale must lie within its bounds (HYPERPARAMETER_BOUNDS times each "
-                    f"input's deviation, length_scale_bounds): input(s) {at.tolist()} have "
+                    f"length_scale must lie within its bounds (relative to each input's spread, "
+                    f"length_scale_bounds): input(s) {at.tolist()} have "
                     f"{', '.join(f'{v:g}' for v in value[at])} outside "
                     f"{', '.join(f'[{a:.3g}, {b:.3g}]' for a, b in ls_bounds[at])}")
             a, b = HYPERPARAMETER_BOUNDS
