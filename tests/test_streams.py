@@ -112,3 +112,111 @@ def test_a_numpy_without_the_restoring_hook_gets_numpys_spawn(monkeypatch):
     ours = spawn_bit_generators(a, 64)
     _same(ours, [g.bit_generator for g in b.spawn(64)])
     assert a.bit_generator.seed_seq.n_children_spawned == 64
+
+
+# ------------------------------------------- numpy's PCG64 held in C (c/pcg64.h)
+@pytest.mark.parametrize("entropy", [0, 1234, 2**127 + 5])
+def test_c_held_pcg64_draws_are_numpys(entropy):
+    """Every draw function of the C stream's bitgen_t -- next_uint64,
+    next_uint32 (with its buffered high half), next_double, next_raw -- in
+    a random order, and the final state, equal numpy's PCG64 seeded from the
+    same seed sequence (numpy's integers(0, 2**32, uint32) is next_uint32,
+    random() next_double, random_raw next_raw)."""
+    from mondrian._ext._forest import _pcg64_draws, _pcg64_object
+    kinds = np.random.default_rng(entropy % 97).integers(0, 4, 3000)
+    seq = np.random.SeedSequence(entropy, spawn_key=(3, 9))
+    ints, reals, state = _pcg64_draws(seq.generate_state(4, np.uint64), kinds)
+    bg = np.random.PCG64(seq)
+    gen = np.random.Generator(bg)
+    for i, kind in enumerate(kinds):
+        if kind == 1:
+            assert ints[i] == gen.integers(0, 2**32, dtype=np.uint32)
+        elif kind == 2:
+            assert reals[i] == gen.random()
+        else:
+            assert ints[i] == bg.random_raw()
+    assert _pcg64_object(state).state == bg.state
+    with pytest.raises(ValueError, match="kinds"):
+        _pcg64_draws(seq.generate_state(4, np.uint64), [0, 5])
+
+
+def test_spawn_streams_gives_seed_words_in_bulk_and_generators_otherwise():
+    from mondrian._streams import copy_streams, spawn_streams
+    a, b = _pair(3)
+    words = spawn_streams(a, 64)
+    assert isinstance(words, np.ndarray) and words.dtype == np.uint64
+    np.testing.assert_array_equal(
+        words, [g.bit_generator.seed_seq.generate_state(4, np.uint64) for g in b.spawn(64)])
+    assert (a.bit_generator.seed_seq.n_children_spawned ==
+            b.bit_generator.seed_seq.n_children_spawned == 64)
+    # Fewer than BULK_MIN children, or another bit generator: numpy's spawn.
+    few = spawn_streams(a, 3)
+    _same(few, [g.bit_generator for g in b.spawn(3)])
+    philox = np.random.Generator(np.random.Philox(5))
+    assert isinstance(spawn_streams(philox, 40)[0], np.random.Philox)
+    copied = copy_streams(words)
+    copied[0, 0] ^= np.uint64(1)
+    assert copied[0, 0] != words[0, 0]
+    gens = copy_streams(few)
+    assert all(g is not h and g.state == h.state for g, h in zip(gens, few))
+
+
+def test_forest_with_c_held_streams_equals_numpys_through_growth_copy_and_pickle():
+    """A forest given seed words grows, extends and inserts exactly as one
+    given numpy's generators for the same children; its bit_generators are
+    PCG64 copies at the trees' states (drawing from them leaves the trees'
+    streams alone); copies and pickles continue identically."""
+    from mondrian._ext._forest import Forest
+    from mondrian._streams import spawn_streams
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    new = np.random.default_rng(1).standard_normal((25, 3))
+    words = spawn_streams(np.random.default_rng(5), 40)
+    held = Forest(40, 3).fit(X, 2.0, words)
+    ref = Forest(40, 3).fit(X, 2.0, [g.bit_generator for g in np.random.default_rng(5).spawn(40)])
+    names = ("parent", "feature", "threshold", "tau", "lower", "upper", "perm")
+
+    def same(f, g):
+        assert f.n_nodes == g.n_nodes
+        for name in names:
+            np.testing.assert_array_equal(getattr(f, name), getattr(g, name))
+
+    same(held, ref)
+    snapshot = held.bit_generators
+    assert all(type(g) is np.random.PCG64 for g in snapshot)
+    assert [g.state for g in snapshot] == [g.state for g in ref.bit_generators]
+    snapshot[0].random_raw(10)                 # a copy: the tree's stream is unmoved
+    assert held.bit_generators[0].state == ref.bit_generators[0].state
+    held.extend(3.0)
+    ref.extend(3.0)
+    held.insert(new)
+    ref.insert(new)
+    same(held, ref)
+    for other in (held.copy(), pickle.loads(pickle.dumps(held))):
+        other.extend(5.0)
+        grown = held.copy()
+        grown.extend(5.0)
+        same(other, grown)
+    assert pickle.loads(pickle.dumps(held))._pcg_states() is not None
+
+
+def test_pickled_pcg64_states_are_validated():
+    from mondrian._ext._forest import Forest
+    from mondrian._streams import spawn_streams
+    X = np.random.default_rng(0).standard_normal((30, 2))
+    f = Forest(40, 2).fit(X, 1.0, spawn_streams(np.random.default_rng(2), 40))
+    cls, args, state = f.__reduce__()
+    assert state["bit_generators"] == [] and state["pcg64"].shape == (40, 6)
+    cls(*args).__setstate__(state)
+    for column, value, match in ((3, 2, "even"), (4, 2, "has_uint32"), (5, 2**32, "uinteger")):
+        bad = state["pcg64"].copy()
+        bad[7, column] = value
+        with pytest.raises(ValueError, match=match):
+            cls(*args).__setstate__(dict(state, pcg64=bad))
+    with pytest.raises(ValueError, match="shape"):
+        cls(*args).__setstate__(dict(state, pcg64=state["pcg64"][:-1]))
+    gens = list(Forest(40, 2).fit(X, 1.0, [g.bit_generator for g in
+                                            np.random.default_rng(2).spawn(40)]).bit_generators)
+    with pytest.raises(ValueError, match="not both"):
+        cls(*args).__setstate__(dict(state, bit_generators=gens))
+    with pytest.raises(ValueError, match="seed words"):
+        Forest(40, 2).fit(X, 1.0, np.zeros((40, 3), dtype=np.uint64))

@@ -9,6 +9,18 @@ cdef extern from "numpy/random/bitgen.h":
         double (*next_double)(void *st) noexcept nogil
         uint64_t (*next_raw)(void *st) noexcept nogil
 
+cdef extern from "c/pcg64.h" nogil:
+    ctypedef struct mt_pcg64:
+        uint64_t state_hi
+        uint64_t state_lo
+        uint64_t inc_hi
+        uint64_t inc_lo
+        uint64_t has_uint32
+        uint64_t uinteger
+    void mt_pcg64_seed(mt_pcg64 *s, const uint64_t *w)
+    void mt_pcg64_bitgen(mt_pcg64 *s, bitgen_t *g)
+    uint64_t mt_pcg64_next64(mt_pcg64 *s)
+
 cdef extern from "c/common.h":
     ctypedef int64_t mt_index
     enum:

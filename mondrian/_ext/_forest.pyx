@@ -3,7 +3,9 @@
 
 :class:`Forest` owns the C forest -- the M trees in one global node
 numbering, its own copy of the points they were grown on, the per-tree point
-permutations -- and the M numpy bit generators the trees draw from.  It grows
+permutations -- and the M streams the trees draw from: numpy bit generators,
+or numpy's PCG64 held in C (``c/pcg64.h``) when they are given as seed
+words (:func:`mondrian._streams.spawn_streams`).  It grows
 the trees (``c/grow.h``, GIL released, one stream per tree so results do not
 depend on the thread count), inserts new points into them (``c/insert.h``,
 online learning), computes the feature matrix and Gram matrix
@@ -34,7 +36,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy
 from libc.math cimport isinf, sqrt
-from libc.stdint cimport int32_t, uint8_t
+from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 import numpy as np
 cimport numpy as cnp
@@ -42,6 +44,7 @@ cimport numpy as cnp
 from ._status cimport check_status, check_threads
 from ._c cimport (
     bitgen_t, mt_index, mt_forest, MT_OK, mt_forest_init, mt_forest_free,
+    mt_pcg64, mt_pcg64_seed, mt_pcg64_bitgen,
     mt_forest_reserve_nodes, mt_forest_reserve_points, mt_forest_append_points,
     mt_forest_clear, mt_forest_copy, mt_forest_check, mt_forest_fit, mt_forest_extend,
     mt_forest_insert, mt_forest_drop_points,
@@ -89,12 +92,68 @@ cdef class Forest:
         self._pins = []
         self._prune_at = 64
         self._bit_generators = ()
+        self._pcg = NULL
+        self._pcg_gens = NULL
         self._events = None
         check_status(mt_forest_init(&self.f, <size_t>n_trees, <size_t>n_features),
                      f"Forest({n_trees} trees, {n_features} features)")
 
     def __dealloc__(self):
         mt_forest_free(&self.f)
+        self._free_pcg()
+
+    cdef void _free_pcg(self) noexcept:
+        free(self._pcg)
+        free(self._pcg_gens)
+        self._pcg = NULL
+        self._pcg_gens = NULL
+
+    cdef int _set_pcg(self, const cnp.uint64_t[:, ::1] rows, bint seed) except -1:
+        """Hold the trees' streams in C: PCG64 seeded from ``rows`` (M x 4
+        seed words) if ``seed``, else restored from them (M x 6 states,
+        validated by the caller)."""
+        cdef size_t m, M = self.f.n_trees
+        cdef mt_pcg64 *pcg = <mt_pcg64 *>malloc(M * sizeof(mt_pcg64))
+        cdef bitgen_t *gens = <bitgen_t *>malloc(M * sizeof(bitgen_t))
+        if pcg == NULL or gens == NULL:
+            free(pcg)
+            free(gens)
+            raise MemoryError(f"Forest: the PCG64 states of {M} trees")
+        for m in range(M):
+            if seed:
+                mt_pcg64_seed(&pcg[m], <const uint64_t *>&rows[m, 0])
+            else:
+                pcg[m].state_hi, pcg[m].state_lo = rows[m, 0], rows[m, 1]
+                pcg[m].inc_hi, pcg[m].inc_lo = rows[m, 2], rows[m, 3]
+                pcg[m].has_uint32, pcg[m].uinteger = rows[m, 4], rows[m, 5]
+            mt_pcg64_bitgen(&pcg[m], &gens[m])
+        self._free_pcg()
+        self._pcg, self._pcg_gens = pcg, gens
+        self._bit_generators = ()
+        return 0
+
+    cdef int _set_streams(self, streams) except -1:
+        """The trees' streams from a validated :func:`_check_streams` value."""
+        if isinstance(streams, np.ndarray):
+            self._set_pcg(streams, True)
+        else:
+            self._free_pcg()
+            self._bit_generators = streams
+        return 0
+
+    def _pcg_states(self):
+        """The C-held PCG64 states (M x 6: state hi, lo, inc hi, lo,
+        has_uint32, uinteger), or None for numpy bit generators."""
+        if self._pcg == NULL:
+            return None
+        cdef size_t m, M = self.f.n_trees
+        out = np.empty((M, 6), dtype=np.uint64)
+        cdef cnp.uint64_t[:, ::1] o = out
+        for m in range(M):
+            o[m, 0], o[m, 1] = self._pcg[m].state_hi, self._pcg[m].state_lo
+            o[m, 2], o[m, 3] = self._pcg[m].inc_hi, self._pcg[m].inc_lo
+            o[m, 4], o[m, 5] = self._pcg[m].has_uint32, self._pcg[m].uinteger
+        return out
 
     # -- sizes -------------------------------------------------------------
     @property
@@ -133,8 +192,14 @@ cdef class Forest:
 
     @property
     def bit_generators(self):
-        """The trees' numpy bit generators (tree m draws from the m-th)."""
-        return self._bit_generators
+        """The trees' numpy bit generators (tree m draws from the m-th): the
+        forest's own, or, for streams held in C, new ``numpy.random.PCG64``
+        objects at their current states (copies: drawing from them leaves
+        the trees' streams as they are)."""
+        states = self._pcg_states()
+        if states is None:
+            return self._bit_generators
+        return tuple(_pcg64_object(row) for row in states)
 
     def __sizeof__(self):
         """Bytes of the object and of its C arrays (nodes at capacity, points,
@@ -143,7 +208,8 @@ cdef class Forest:
         nodes = self.f.node_capacity * (7 * 8 + 2 * 8 + 2 * 8 * d
                                         + (8 if self.f.key != NULL else 0))
         points = self.f.point_capacity * 8 * (d + M)
-        return object.__sizeof__(self) + 8 * (M + 1) + nodes + points
+        streams = M * (sizeof(mt_pcg64) + sizeof(bitgen_t)) if self._pcg != NULL else 0
+        return object.__sizeof__(self) + 8 * (M + 1) + nodes + points + streams
 
     # -- pins and views ----------------------------------------------------
     cpdef pin(self, object obj):
@@ -403,7 +469,12 @@ cdef class Forest:
             Py_ssize_t spare_nodes=0, scale=None):
         """Copy ``X`` (C-contiguous float64, shape (n, D)) into the forest
         and grow every tree on it up to ``lifetime``, tree m drawing from
-        ``bit_generators[m]`` (numpy BitGenerators, kept by the forest).
+        ``bit_generators[m]``: numpy BitGenerators (kept by the forest), or
+        a uint64 array of shape (M, 4) whose row m is the seed words of
+        tree m's PCG64 (``SeedSequence.generate_state(4, np.uint64)``,
+        :func:`mondrian._streams.spawn_streams`): the forest then holds
+        numpy's PCG64 streams in C (``c/pcg64.h``), the same draws without
+        a Python object per tree.
 
         ``spare_nodes``: room for that many more nodes in the node arrays,
         for an insertion to come (of n points into M trees: at most 2nM
@@ -430,7 +501,7 @@ cdef class Forest:
             raise ValueError(f"rotation must be None or 'uniform', got {rotation!r}")
         if spare_nodes < 0:
             raise ValueError(f"spare_nodes must be >= 0, got {spare_nodes}")
-        gens = _check_bit_generators(bit_generators, self.f.n_trees)
+        gens = _check_streams(bit_generators, self.f.n_trees)
         cdef const double[::1] sv
         cdef const double *sp = NULL
         if scale is not None:
@@ -459,7 +530,7 @@ cdef class Forest:
             check_status(mt_forest_set_scale(&self.f, sp), "Forest.fit: the scale")
             check_status(mt_forest_append_points(&self.f, &Xv[0, 0], <size_t>Xv.shape[0]),
                          f"Forest.fit: copying {Xv.shape[0]} x {Xv.shape[1]} points")
-            self._bit_generators = gens
+            self._set_streams(gens)
             self._grow(lifetime, nt, False, center, <size_t>spare_nodes)
         finally:
             self._growing = False
@@ -552,6 +623,11 @@ cdef class Forest:
         cdef bitgen_t **rngs = <bitgen_t **>malloc(max(M, 1) * sizeof(bitgen_t *))
         if rngs == NULL:
             raise MemoryError(f"Forest: {M} bit-generator pointers")
+        if self._pcg_gens != NULL:
+            # The forest's own states: no object to share, nothing to lock.
+            for m in range(M):
+                rngs[m] = &self._pcg_gens[m]
+            return rngs
         try:
             for m in range(M):
                 rngs[m] = <bitgen_t *>PyCapsule_GetPointer(
@@ -626,7 +702,11 @@ cdef class Forest:
         cdef Forest out = Forest.__new__(Forest, self.f.n_trees, self.f.n_features)
         mt_forest_free(&out.f)
         check_status(mt_forest_copy(&out.f, &self.f), "Forest.copy")
-        out._bit_generators = tuple(copy_bit_generator(g) for g in self._bit_generators)
+        states = self._pcg_states()
+        if states is not None:
+            out._set_pcg(states, False)
+        else:
+            out._bit_generators = tuple(copy_bit_generator(g) for g in self._bit_generators)
         return out
 
     # -- reading -----------------------------------------------------------
@@ -946,6 +1026,7 @@ cdef class Forest:
         state = {"version": _STATE_VERSION, "lifetime": self.f.lifetime,
                  "node_offset": np.array(self.node_offset),
                  "bit_generators": list(self._bit_generators),
+                 "pcg64": self._pcg_states(),
                  "n_points": self.f.n_points,
                  "X": np.array(self.X) if self.f.X != NULL else None,
                  "perm": np.array(self.perm) if self.f.X != NULL else None,
@@ -993,7 +1074,13 @@ cdef class Forest:
             if arrays[name].shape != shape:
                 raise ValueError(f"Forest state: {name} must have shape {shape}, got "
                                  f"{arrays[name].shape}")
-        gens = _check_bit_generators(state["bit_generators"], M)
+        pcg = state.get("pcg64")
+        if pcg is not None:
+            pcg = _check_pcg_states(pcg, M)
+            if len(state.get("bit_generators") or ()):
+                raise ValueError("Forest state: give bit_generators or pcg64 states, not both")
+        else:
+            gens = _check_bit_generators(state["bit_generators"], M)
         rotation, center = state.get("rotation"), state.get("center")
         if (rotation is None) != (center is None):
             raise ValueError("Forest state: rotation and center must be given together")
@@ -1021,7 +1108,11 @@ cdef class Forest:
             self._load(arrays, n_nodes, n_points, lifetime, rotation, center, scale)
         finally:
             self._growing = False
-        self._bit_generators = gens
+        if pcg is not None:
+            self._set_pcg(pcg, False)
+        else:
+            self._free_pcg()
+            self._bit_generators = gens
 
     cdef _load(self, dict arrays, size_t n_nodes, size_t n_points, double lifetime,
                rotation, center, scale):
@@ -1145,6 +1236,80 @@ def copy_bit_generator(g):
     out = type(g)(_copy.copy(seq))
     out.state = g.state
     return out
+
+
+def _check_streams(streams, size_t n_trees):
+    """The trees' streams as given to :meth:`Forest.fit`: an (n_trees, 4)
+    C-contiguous uint64 array of PCG64 seed words, or (else) n_trees
+    distinct numpy BitGenerators (:func:`_check_bit_generators`)."""
+    if isinstance(streams, np.ndarray):
+        if streams.dtype != np.uint64 or streams.shape != (n_trees, 4):
+            raise ValueError(f"PCG64 seed words must be a uint64 array of shape "
+                             f"({n_trees}, 4), got {streams.dtype} {streams.shape}")
+        return np.ascontiguousarray(streams)
+    return _check_bit_generators(streams, n_trees)
+
+
+def _check_pcg_states(states, size_t n_trees):
+    """PCG64 states of a pickled forest: (n_trees, 6) uint64 rows (state
+    hi, lo, inc hi, lo, has_uint32, uinteger) with an odd increment,
+    has_uint32 0 or 1 and a 32-bit buffered word."""
+    if not isinstance(states, np.ndarray) or states.dtype != np.uint64 or \
+            states.shape != (n_trees, 6):
+        raise ValueError(f"Forest state: pcg64 must be a uint64 array of shape ({n_trees}, 6)")
+    if not np.all(states[:, 3] & np.uint64(1)):
+        raise ValueError("Forest state: a pcg64 increment is even (PCG64's is odd)")
+    if not np.all(states[:, 4] <= 1):
+        raise ValueError("Forest state: a pcg64 has_uint32 is not 0 or 1")
+    if not np.all(states[:, 5] < np.uint64(1 << 32)):
+        raise ValueError("Forest state: a pcg64 uinteger is not below 2**32")
+    return np.ascontiguousarray(states)
+
+
+def _pcg64_draws(words, kinds):
+    """Draws of numpy's PCG64 held in C (``c/pcg64.h``), for testing it
+    against numpy: seeded from ``words`` (4 uint64 seed words), one draw per
+    entry of ``kinds`` through its ``bitgen_t`` -- 0: next_uint64, 1:
+    next_uint32, 2: next_double, 3: next_raw.  Returns (the integer draws as
+    uint64, 0 where a double was drawn; the double draws, 0 elsewhere; the
+    final state as a row of :meth:`Forest._pcg_states`)."""
+    cdef const cnp.uint64_t[::1] w = np.ascontiguousarray(words, dtype=np.uint64)
+    if w.shape[0] != 4:
+        raise ValueError("words must hold 4 seed words")
+    cdef const cnp.int64_t[::1] k = np.ascontiguousarray(kinds, dtype=np.int64)
+    cdef Py_ssize_t i, n = k.shape[0]
+    cdef mt_pcg64 s
+    cdef bitgen_t g
+    ints = np.zeros(n, dtype=np.uint64)
+    reals = np.zeros(n, dtype=np.float64)
+    cdef cnp.uint64_t[::1] iv = ints
+    cdef double[::1] rv = reals
+    mt_pcg64_seed(&s, <const uint64_t *>&w[0])
+    mt_pcg64_bitgen(&s, &g)
+    for i in range(n):
+        if k[i] == 0:
+            iv[i] = g.next_uint64(g.state)
+        elif k[i] == 1:
+            iv[i] = g.next_uint32(g.state)
+        elif k[i] == 2:
+            rv[i] = g.next_double(g.state)
+        elif k[i] == 3:
+            iv[i] = g.next_raw(g.state)
+        else:
+            raise ValueError(f"kinds must be 0, 1, 2 or 3, got {k[i]}")
+    state = np.array([s.state_hi, s.state_lo, s.inc_hi, s.inc_lo, s.has_uint32, s.uinteger],
+                     dtype=np.uint64)
+    return ints, reals, state
+
+
+def _pcg64_object(row):
+    """A numpy PCG64 at the state of one row of :meth:`Forest._pcg_states`."""
+    g = np.random.PCG64(0)
+    g.state = {"bit_generator": "PCG64",
+               "state": {"state": (int(row[0]) << 64) | int(row[1]),
+                         "inc": (int(row[2]) << 64) | int(row[3])},
+               "has_uint32": int(row[4]), "uinteger": int(row[5])}
+    return g
 
 
 def _check_bit_generators(bit_generators, size_t n_trees):

@@ -27,10 +27,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._ext._forest import Forest, copy_bit_generator
+from .._ext._forest import Forest
 from .._progress import check_verbose, progress
 from .._scale import lifetime_scale, resolve_feature_scale
-from .._streams import spawn_bit_generators
+from .._streams import copy_streams, spawn_streams
 from .._dask import is_dask_collection
 from .._validation import (all_finite, available_memory, check_array_input, check_auto_or,
                            check_bool, check_int, check_lifetime, check_random_generator,
@@ -245,7 +245,7 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
             lifetime = lifetime_scale(X, rng, rotation=rotation, scale=scale)
         budget = _MemoryBudget(X, n_trees, n_threads, rotation, scale)
         budget.check_fixed()
-        streams = spawn_bit_generators(rng, n_trees)
+        streams = spawn_streams(rng, n_trees)
         budget.check_fit(X, lifetime, streams)
         # The forest copies X: changing the caller's array later cannot
         # affect the trees or their extension.
@@ -825,7 +825,7 @@ class _MemoryBudget:
         return (f"use fewer trees (n_trees={self.m}), a smaller lifetime "
                 f"({lifetime:.6g}) or fewer rows ({self.n})")
 
-    def check_fit(self, X: np.ndarray, lifetime: float, streams: list) -> None:
+    def check_fit(self, X: np.ndarray, lifetime: float, streams) -> None:
         """Refuse a fit whose expected size exceeds the available memory.
 
         The bound 2·min(N, ∏(1 + λ·extent)) - 1 nodes per tree decides when
@@ -845,8 +845,7 @@ class _MemoryBudget:
                 f"{lifetime:.6g}")
         if self._pilot_peak(k) > self.available:
             self._refuse(what, self.peak(bound), self._advice(lifetime))
-        estimate = self.m * self._pilot(X, lifetime, [copy_bit_generator(g)
-                                                      for g in streams[:k]], 1).n_nodes / k
+        estimate = self.m * self._pilot(X, lifetime, copy_streams(streams[:k]), 1).n_nodes / k
         if self.peak(estimate) > self.available:
             self._refuse(f"{what} (about {estimate:.3g} nodes, estimated from "
                          f"{k} pilot trees)", self.peak(estimate), self._advice(lifetime))
