@@ -132,8 +132,9 @@ class GrowthMillionRows:
 class SpawnStreams:
     """The trees' numpy streams: ``rng.spawn(n)``'s bit generators, spawned in
     bulk by ``mondrian._streams`` (the same streams; numpy's own spawn for
-    reference).  10⁴ streams is the width path's second search on a few
-    hundred rows."""
+    reference), and the PCG64 seed words alone that the forest seeds its
+    C-held streams from (``spawn_streams``).  10⁴ streams is the width path's
+    second search on a few hundred rows."""
     params = [1000, 13000]
     param_names = ["n_streams"]
 
@@ -143,12 +144,43 @@ class SpawnStreams:
         except ImportError:  # older commits
             raise NotImplementedError
         self.spawn = spawn_bit_generators
+        try:
+            from mondrian._streams import spawn_streams
+        except ImportError:
+            spawn_streams = None
+        self.words = spawn_streams
 
     def time_bulk(self, n):
         self.spawn(np.random.default_rng(0), n)
 
+    def time_seed_words(self, n):
+        if self.words is None:
+            raise NotImplementedError
+        self.words(np.random.default_rng(0), n)
+
     def time_numpy_spawn(self, n):
         np.random.default_rng(0).bit_generator.spawn(n)
+
+
+class SmallForestGrowth:
+    """Growing 9000 trees on 250 rows to lifetime 0.2 (a small set's dual path),
+    the streams held in C (seed words) or as numpy bit generators: the same
+    trees, the spawn included."""
+    params = (["seed words", "bit generators"],)
+    param_names = ["streams"]
+
+    def setup(self, streams):
+        try:
+            from mondrian._ext._forest import Forest
+            from mondrian._streams import spawn_bit_generators, spawn_streams
+        except ImportError:  # older commits
+            raise NotImplementedError
+        self.X = np.random.default_rng(0).standard_normal((250, 8))
+        self.forest = Forest
+        self.spawn = spawn_streams if streams == "seed words" else spawn_bit_generators
+
+    def time_fit(self, streams):
+        self.forest(9000, 8).fit(self.X, 0.2, self.spawn(np.random.default_rng(5), 9000), 2)
 
 
 class FeatureScaleCPU:
