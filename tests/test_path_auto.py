@@ -748,6 +748,45 @@ def test_confirmation_ladder_runs_on_its_own_forest_above_confirm_rows(monkeypat
     np.testing.assert_array_equal(cv["validation_rows"], 400 + np.arange(50))
 
 
+def test_confirmation_ladder_stops_where_its_next_forest_would_exceed_the_bytes(monkeypatch):
+    # The ladder extends its forest an octave only while the forest's bytes
+    # times its growth over the last octave (at least 2) fit
+    # CONFIRM_FOREST_BYTES: with a budget just below what its first
+    # extension asks, it stops there ('memory') and keeps the best rung so
+    # far, whose error and weights are those of the unbounded ladder.
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 100)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 80)
+    X, y = _data(n=300, d=3, seed=10)
+    free = MondrianKernelRidgeCV(n_trees=20, random_state=2).fit(X, y)
+    c = free.path_["confirm"]
+    assert c["lifetimes"].size >= 3          # it extended past the second rung
+    # The bytes of the ladder's forest (on all 300 rows, not the pilot's 80)
+    # when it checks its first extension, at the second rung.
+    seen = []
+    original = path_estimators.forest_bytes
+
+    def spy(features):
+        value = original(features)
+        if features.forest_.n_points == 300:
+            seen.append((features.lifetime_, value))
+        return value
+
+    monkeypatch.setattr(path_estimators, "forest_bytes", spy)
+    MondrianKernelRidgeCV(n_trees=20, random_state=2).fit(X, y)
+    lifetime, nbytes = seen[0]
+    assert lifetime == c["lifetimes"][1]
+    monkeypatch.setattr(path_estimators, "forest_bytes", original)
+    monkeypatch.setattr(path_estimators, "CONFIRM_FOREST_BYTES", 2.0 * nbytes - 1.0)
+    capped = MondrianKernelRidgeCV(n_trees=20, random_state=2).fit(X, y)
+    cc = capped.path_["confirm"]
+    assert cc["stop_reason"] == "memory"
+    np.testing.assert_array_equal(cc["lifetimes"], c["lifetimes"][:2])
+    np.testing.assert_array_equal(cc["validation_mse"], c["validation_mse"][:2])
+    assert capped.features_.lifetime_ == c["lifetimes"][1]
+    i = int(np.argmin(np.min(cc["validation_mse"], axis=1)))
+    assert capped.lifetime_ == cc["lifetimes"][i]
+
+
 def test_pilot_folds_equal_its_leave_one_out_when_one_point_each(monkeypatch):
     # cv=k above the dual's size: k folds over the pilot's rows, on the same
     # forest; with one pilot row per fold it is the pilot's leave-one-out.

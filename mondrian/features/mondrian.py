@@ -691,8 +691,9 @@ def node_bytes(n_features: int) -> int:
     return 7 * 8 + 2 * 8 + 2 * 8 * n_features
 
 
-#: Python-side bytes per tree: its numpy ``Generator``, ``BitGenerator`` and
-#: ``SeedSequence`` (about 1000 bytes measured with tracemalloc, numpy 2.4).
+#: Bytes per tree of its stream: a numpy ``BitGenerator`` and ``SeedSequence``
+#: (about 1000 bytes measured with tracemalloc, numpy 2.4), or 88 bytes of C
+#: for the default PCG64 held in C (``c/pcg64.h``); the larger is counted.
 TREE_OBJECT_BYTES = 1024
 
 #: Trees grown as a pilot to estimate the size of a forest whose bound does
