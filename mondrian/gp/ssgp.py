@@ -718,9 +718,9 @@ def _warn_length_scale_bounds(log_length_scales: np.ndarray, ls_bounds: np.ndarr
     an input whose effect varies on a finer scale than that is not fitted,
     and the user must hear it.  The upper bound, 10⁵ deviations, is where
     an irrelevant input's ℓ_d goes, and there it is harmless: the range of
-    n values is at most √n deviations (one far value among n), so across
-    it the kernel changes by less than 1 - exp(-n/(2·10¹⁰)), 5e-5 at
-    n = 10⁶; it is not reported.
+    n values is at most √(2n) deviations (Σ(x - x̄)² ≥ range²/2), so across
+    it the kernel changes by less than 1 - exp(-n/10¹⁰), 1e-4 at n = 10⁶;
+    it is not reported.
     """
     low = np.flatnonzero(log_length_scales <= np.log(ls_bounds[:, 0]) + 1e-6)
     if low.size:
