@@ -220,3 +220,23 @@ def test_pickled_pcg64_states_are_validated():
         cls(*args).__setstate__(dict(state, bit_generators=gens))
     with pytest.raises(ValueError, match="seed words"):
         Forest(40, 2).fit(X, 1.0, np.zeros((40, 3), dtype=np.uint64))
+
+
+def test_c_held_streams_give_the_same_forest_for_any_thread_count():
+    """Tree m draws only from its own C-held stream: growth, extension and
+    insertion give the same arrays on 1, 2 and 3 threads."""
+    from mondrian._ext._forest import Forest
+    from mondrian._streams import spawn_streams
+    rng = np.random.default_rng(4)
+    X, new = rng.standard_normal((120, 3)), rng.standard_normal((30, 3))
+    outs = []
+    for threads in (1, 2, 3):
+        f = Forest(48, 3).fit(X, 1.0, spawn_streams(np.random.default_rng(8), 48), threads)
+        f.extend(2.0, threads)
+        f.insert(new, n_threads=threads)
+        outs.append([np.array(getattr(f, k)) for k in
+                     ("parent", "feature", "threshold", "tau", "lower", "upper", "perm")]
+                    + [f._pcg_states()])
+    for other in outs[1:]:
+        for a, b in zip(outs[0], other):
+            np.testing.assert_array_equal(a, b)
