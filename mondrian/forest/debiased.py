@@ -149,8 +149,9 @@ estimated by CKU's rule of thumb: a global polynomial regression of degree
 2J + 4 = 4 in each coordinate separately (no interactions) gives ∂_j²μ at
 every training point, B_1 = ½ Σ_j ∂_j²μ (uniform density, mixed terms
 dropped), its mean square over the training points, and σ² from the
-regression's residuals; vol(𝒳) is the volume of the data's bounding box.
-``lifetime='auto'`` debiases (J = 1) at this λ, optimal for the plain
+regression's residuals; vol(𝒳) is the volume of the data's bounding box
+(for a coordinate with a gross outlier or an extreme tail, the box of its
+central 99 %: :data:`RULE_TAIL`).  ``lifetime='auto'`` debiases (J = 1) at this λ, optimal for the plain
 forest: the debiased bias is O(λ^{-4}), smaller than the standard
 deviation ~ (λ^d/n)^{1/2} by n^{-2/(d+4)} -- the undersmoothing that valid
 intervals need (robust bias correction).  With ``debias_order=0`` the
@@ -168,7 +169,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _debias
-from .._scale import lifetime_scale, resolve_feature_scale
+from .._scale import (HEAVY_TAIL_RATIO, IQR_NORMAL, column_std, lifetime_scale,
+                      resolve_feature_scale)
 from .._validation import (FOREST_STATISTICS, all_finite, check_array_input, check_auto_or,
                            check_bool, check_fraction, check_int, check_lifetime,
                            check_lifetime_ratios, check_rotation, check_target_scale,
@@ -220,6 +222,37 @@ def forest_variance_constant(n_features: int) -> float:
     return ((4.0 - 4.0 * math.log(2.0)) / 3.0) ** d
 
 
+#: :func:`aimse_lifetime` takes a coordinate's extent between its RULE_TAIL
+#: and 1 - RULE_TAIL quantiles (its values outside clipped to them) where
+#: its standard deviation exceeds HEAVY_TAIL_RATIO times its robust
+#: estimate IQR/1.349 -- the rule of ``feature_scale='std'``
+#: (:func:`mondrian._scale.feature_std`): a gross outlier or an extreme
+#: tail.  The rule assumes a density on the box 𝒳; one value of 10⁹ among
+#: 1500 standard normal ones made 𝒳 10⁹ wide, squeezed the others to one
+#: end of the polynomial regression's [0, 1] and put λ 20 times lower (a
+#: test RMSE of 0.65 of the function's deviation, 0.37 with the central
+#: box; 0.886 and 0.413 of sd(y) on 2000 rows x 4 with the far value).  On
+#: the raw CPU data (one heavy-tailed input) λ went from 0.292 to 0.306
+#: and the test error stayed 3.3 % (seeds 0-2).
+#: Other coordinates keep their full extent (the same λ as before).
+RULE_TAIL = 0.005
+
+
+def _rule_box(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lower corner, extents) of the box 𝒳 of :func:`aimse_lifetime`: the
+    bounding box, but for heavy-tailed coordinates (:data:`RULE_TAIL`) the
+    box of their central 99 %."""
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    std = column_std(X)
+    q1, q3 = np.percentile(X, [25.0, 75.0], axis=0)
+    robust = (q3 - q1) / IQR_NORMAL
+    heavy = np.flatnonzero((robust > 0) & (std > HEAVY_TAIL_RATIO * robust))
+    if heavy.size:
+        lo[heavy], hi[heavy] = np.percentile(X[:, heavy], [100.0 * RULE_TAIL,
+                                                           100.0 * (1.0 - RULE_TAIL)], axis=0)
+    return lo, hi - lo
+
+
 def aimse_lifetime(X, y) -> float:
     """Rule-of-thumb AIMSE-optimal lifetime of the Mondrian forest (J = 0).
 
@@ -227,7 +260,9 @@ def aimse_lifetime(X, y) -> float:
     and σ² from a global polynomial regression of degree 4 in every
     coordinate separately (see the module docstring); coordinates with a
     single value are left out (no Mondrian cut ever falls in them), d and
-    vol(𝒳) (the bounding box's volume) are over the others.  Computed in
+    vol(𝒳) (the bounding box's volume; for a heavy-tailed coordinate, the
+    extent of its central 99 %, its values outside clipped to it:
+    :data:`RULE_TAIL`) are over the others.  Computed in
     units of a power of two near the extents, so that X in any units gives
     the same answer in those units (X·2^k gives exactly λ·2^-k).
 
@@ -255,8 +290,7 @@ def aimse_lifetime(X, y) -> float:
                          f"{X.shape} and {y.shape}")
     if not (all_finite(X) and all_finite(y)):
         raise ValueError("X and y must be finite")
-    lo = X.min(axis=0)
-    extent = X.max(axis=0) - lo
+    lo, extent = _rule_box(X)
     active = extent > 0
     d = int(active.sum())
     n = X.shape[0]
@@ -267,7 +301,7 @@ def aimse_lifetime(X, y) -> float:
     if n <= p:
         raise ValueError(f"the lifetime rule regresses y on {p} polynomial terms and needs "
                          f"more points than that, got n_samples={n}; pass a lifetime")
-    U = (X[:, active] - lo[active]) / extent[active]
+    U = np.clip((X[:, active] - lo[active]) / extent[active], 0.0, 1.0)
     design = np.empty((n, p))
     design[:, 0] = 1.0
     for s in range(1, degree + 1):
