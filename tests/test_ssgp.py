@@ -927,3 +927,35 @@ def test_components_beyond_the_memory_are_refused_by_name(monkeypatch):
         SparseSpectrumGPRegressor(n_components=300, random_state=0).fit(X, X[:, 0])
     # 16 · (2·20)² · 8 bytes = 200 KB fit in 10 MB.
     SparseSpectrumGPRegressor(n_components=20, n_restarts=0, random_state=0).fit(X, X[:, 0])
+
+
+def test_runs_on_theta_keep_lbfgs_memory_correction_pairs(monkeypatch):
+    # The runs that train θ alone (and the exact GP set up identically) keep
+    # LBFGS_MEMORY correction pairs; with optimize_frequencies, and in the
+    # races' few iterations, scipy's default.
+    from mondrian.gp import exact as exact_module
+    seen = []
+    real = ssgp_module.minimize
+
+    def spy(*args, **kwargs):
+        seen.append(dict(kwargs["options"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssgp_module, "minimize", spy)
+    monkeypatch.setattr(exact_module, "minimize", spy)
+    X, y = _data(n=60, D=2, seed=30)
+    SparseSpectrumGPRegressor(4, n_restarts=0, n_frequency_draws=2, race_iterations=2,
+                              random_state=0).fit(X, y)
+    races, run = seen[:2], seen[2]
+    assert all("maxcor" not in o and o["maxiter"] == 2 for o in races)
+    assert run["maxcor"] == ssgp_module.LBFGS_MEMORY == 30 and run["maxiter"] == 1000
+    seen.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)     # 50 iterations: a stop
+        SparseSpectrumGPRegressor(4, n_restarts=0, n_frequency_draws=1, race_iterations=0,
+                                  optimize_frequencies=True, max_iter=50,
+                                  random_state=0).fit(X, y)
+    assert seen == [{"maxiter": 50, "ftol": 1e-6}]
+    seen.clear()
+    exact_gp_regressor(X, y)
+    assert seen[0]["maxcor"] == ssgp_module.LBFGS_MEMORY

@@ -24,7 +24,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from .._validation import check_bool, check_int
-from .ssgp import (HYPERPARAMETER_BOUNDS, _check_theta, _log_box, _normalize,
+from .ssgp import (HYPERPARAMETER_BOUNDS, LBFGS_MEMORY, _check_theta, _log_box, _normalize,
                    check_regression_data, initial_theta, length_scale_bounds)
 
 __all__ = ["exact_gp_regressor", "exact_gp_kernel"]
@@ -34,8 +34,9 @@ class LBFGSBOptimizer:
     """scikit-learn GP ``optimizer`` callable: L-BFGS-B with an iteration limit.
 
     The optimisation :class:`~mondrian.gp.SparseSpectrumGPRegressor` runs
-    (``scipy.optimize.minimize(method='L-BFGS-B', options={'maxiter': ...})``,
-    default tolerances).  Picklable, so a fitted regressor can be pickled.
+    (``scipy.optimize.minimize(method='L-BFGS-B', options={'maxiter': ...,
+    'maxcor': LBFGS_MEMORY})``, default tolerances).  Picklable, so a fitted
+    regressor can be pickled.
     Warns with ``ConvergenceWarning`` when the iteration limit stops it.
 
     Parameters
@@ -49,7 +50,7 @@ class LBFGSBOptimizer:
 
     def __call__(self, obj_func, initial_theta, bounds):
         res = minimize(obj_func, initial_theta, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": self.max_iter})
+                       options={"maxiter": self.max_iter, "maxcor": LBFGS_MEMORY})
         if res.status == 1:
             warnings.warn(f"exact GP: L-BFGS-B stopped at max_iter={self.max_iter} iterations; "
                           "increase max_iter", ConvergenceWarning, stacklevel=2)
