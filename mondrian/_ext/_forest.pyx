@@ -149,10 +149,15 @@ cdef class Forest:
         cdef size_t m, M = self.f.n_trees
         out = np.empty((M, 6), dtype=np.uint64)
         cdef cnp.uint64_t[:, ::1] o = out
-        for m in range(M):
-            o[m, 0], o[m, 1] = self._pcg[m].state_hi, self._pcg[m].state_lo
-            o[m, 2], o[m, 3] = self._pcg[m].inc_hi, self._pcg[m].inc_lo
-            o[m, 4], o[m, 5] = self._pcg[m].has_uint32, self._pcg[m].uinteger
+        # Not while a growth draws from them (another thread's).
+        self._begin_read()
+        try:
+            for m in range(M):
+                o[m, 0], o[m, 1] = self._pcg[m].state_hi, self._pcg[m].state_lo
+                o[m, 2], o[m, 3] = self._pcg[m].inc_hi, self._pcg[m].inc_lo
+                o[m, 4], o[m, 5] = self._pcg[m].has_uint32, self._pcg[m].uinteger
+        finally:
+            self._end_read()
         return out
 
     # -- sizes -------------------------------------------------------------
