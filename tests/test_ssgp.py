@@ -959,3 +959,50 @@ def test_runs_on_theta_keep_lbfgs_memory_correction_pairs(monkeypatch):
     seen.clear()
     exact_gp_regressor(X, y)
     assert seen[0]["maxcor"] == ssgp_module.LBFGS_MEMORY
+
+
+@pytest.mark.parametrize("n, p, D", [(9, 100, 3), (50, 40, 5), (31, 16, 2)])
+def test_dual_evaluation_equals_the_primal_below_2p_rows(n, p, D):
+    # Fewer rows than features: the runs evaluate the NLML and its gradient
+    # through the n x n Gram matrix (_nlml_dual); the same numbers as the
+    # 2p x 2p form to rounding (the determinant lemma and Woodbury's identity;
+    # 1e-15 measured, 1e-10 asserted), and α = Φᵀβ the same posterior mean
+    # weights.  No 2p x 2p factor: R is None.
+    from mondrian.gp.ssgp import _nlml
+    rng = np.random.default_rng(n)
+    X, y = rng.standard_normal((n, D)), rng.standard_normal(n)
+    eps, theta = rng.standard_normal((p, D)), rng.normal(0.0, 0.5, D + 2)
+    primal = _nlml(X, y, float(y @ y), eps, theta, gradient=True, block_size=None)
+    dual = _nlml(X, y, float(y @ y), eps, theta, gradient=True, block_size=None, dual=True)
+    assert dual.R is None and primal.R is not None
+    assert dual.nlml == pytest.approx(primal.nlml, rel=1e-12)
+    for a, b in ((dual.grad_theta, primal.grad_theta), (dual.grad_eps, primal.grad_eps),
+                 (dual.alpha, primal.alpha)):
+        assert np.linalg.norm(a - b) <= 1e-10 * np.linalg.norm(b)
+    # Not without the gradient, nor at n >= 2p: the primal, with its factor.
+    assert _nlml(X, y, float(y @ y), eps, theta, gradient=False, block_size=None,
+                 dual=True).R is not None
+
+
+def test_a_fit_below_2p_rows_runs_dual_and_keeps_the_primal_state(monkeypatch):
+    calls = []
+    real = ssgp_module._nlml_dual
+
+    def spy(*args):
+        calls.append(args[0].shape[0])
+        return real(*args)
+
+    monkeypatch.setattr(ssgp_module, "_nlml_dual", spy)
+    X, y = _data(n=12, D=2, seed=31)
+    m = SparseSpectrumGPRegressor(10, n_restarts=0, random_state=0).fit(X, y)
+    assert calls and set(calls) == {12}            # the race and the run, all rows
+    # The fitted state is the primal's: its factor gives the predictive
+    # variance, and the evidence is the one log_marginal_likelihood computes.
+    assert m._R is not None
+    assert m.log_marginal_likelihood(m.theta_) == pytest.approx(
+        m.log_marginal_likelihood_value_, rel=1e-12)
+    mean, std = m.predict(X[:4], return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(std > 0)
+    calls.clear()
+    SparseSpectrumGPRegressor(5, n_restarts=0, random_state=0).fit(X, y)   # 12 >= 2p
+    assert calls == []

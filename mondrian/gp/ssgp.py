@@ -370,8 +370,54 @@ class _Evaluation:
     __slots__ = ("nlml", "grad_theta", "grad_eps", "R", "alpha", "a", "s", "omega")
 
 
+def _nlml_dual(X: np.ndarray, y: np.ndarray, omega: np.ndarray, a: float, s: float,
+               ls: np.ndarray) -> _Evaluation:
+    """:func:`_nlml` with its gradient through the n x n Gram matrix, for
+    fewer rows than features (n < 2p, in memory): K = aΦΦᵀ + sI = LLᵀ,
+    β = K⁻¹y, B = K⁻¹ - ββᵀ, and
+
+    * NLML = yᵀβ/2 + Σ log L_ii + (n/2) log 2π (the same number as the
+      2p x 2p form, by the determinant lemma and Woodbury's identity),
+    * ∂/∂log σ_f² = tr(B(K - sI))/2 = (n - s tr K⁻¹ - yᵀβ + s βᵀβ)/2,
+    * ∂/∂log σ_n² = s tr B/2 = s (tr K⁻¹ - βᵀβ)/2,
+    * ∂/∂Φ = E = a BΦ, then the pairing and XᵀH as in :func:`_nlml`.
+
+    O(n² p + n³) instead of O(n p² + p³).  It has no 2p x 2p factor R
+    (``R`` is None; α = A⁻¹Φᵀy = Φᵀβ is set): a fitted state is always
+    taken from :func:`_nlml` itself."""
+    n, D = X.shape
+    p = omega.shape[1]
+    Phi = fourier_features(X, omega, np.empty((n, 2 * p)))
+    K = Phi @ Phi.T
+    K *= a
+    K.flat[::n + 1] += s
+    L, info = lapack.dpotrf(K, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"K = (σ_f²/p)ΦΦᵀ + σ_n²I is not positive definite "
+                                    f"(dpotrf info={info})")
+    beta = la.cho_solve((L, True), y, check_finite=False)
+    Kinv = la.cho_solve((L, True), np.eye(n), check_finite=False)
+    ybeta, bb, tr = float(y @ beta), float(beta @ beta), float(np.trace(Kinv))
+    out = _Evaluation()
+    out.nlml = 0.5 * ybeta + float(np.sum(np.log(np.diag(L)))) + 0.5 * n * _LOG_2PI
+    out.R, out.a, out.s, out.omega = None, a, s, omega
+    out.alpha = Phi.T @ beta
+    grad = np.empty(D + 2)
+    grad[0] = 0.5 * (n - s * tr - ybeta + s * bb)
+    grad[1 + D] = 0.5 * s * (tr - bb)
+    Kinv -= np.outer(beta, beta)
+    E = Kinv @ Phi
+    E *= a
+    H = ssgp_pairing(E, Phi, np.empty((n, p)))
+    W = X.T @ H
+    grad[1:1 + D] = -np.sum(omega * W, axis=1)
+    out.grad_theta = grad
+    out.grad_eps = (W / ls[:, None]).T
+    return out
+
+
 def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.ndarray, *,
-          gradient: bool, block_size: int | None) -> _Evaluation:
+          gradient: bool, block_size: int | None, dual: bool = False) -> _Evaluation:
     """The SSGP negative log marginal likelihood and (optionally) its gradient.
 
     ``theta`` = (log σ_f², log ℓ₁, …, log ℓ_D, log σ_n²) (scikit-learn's
@@ -395,6 +441,10 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
     The two passes over the rows (ΦᵀΦ and Φᵀy; then ΦM and XᵀH) are split
     into groups of blocks shared by the worker threads (see ``_row_groups``;
     features kept between the passes up to ``_CACHE_BYTES``).
+
+    ``dual=True`` (the optimiser's evaluations): with the gradient and fewer
+    rows than features (n < 2p, in memory), the same numbers through the
+    n x n Gram matrix (:func:`_nlml_dual`), without the 2p x 2p factor.
     """
     n, D = X.shape
     p = eps.shape[0]
@@ -408,6 +458,8 @@ def _nlml(X: np.ndarray, y: np.ndarray, yy: float, eps: np.ndarray, theta: np.nd
     if not dask_data:
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64)
+        if dual and gradient and n < m2:
+            return _nlml_dual(X, y, omega, a, s, ls)
     if dask_data:
         from .._dask import ssgp_normal_sums
         G, b = ssgp_normal_sums(X, y, omega)
@@ -1583,7 +1635,7 @@ class _Run:
         theta, eps = self.unpack(z)
         try:
             ev = _nlml(self.X, self.y, self.yy, eps, theta, gradient=True,
-                       block_size=self.block_size)
+                       block_size=self.block_size, dual=True)
         except np.linalg.LinAlgError:
             # Outside the numerically positive-definite region: an infinite
             # value makes the line search step back.
@@ -1596,7 +1648,8 @@ class _Run:
 
     def evaluate_at(self, theta, eps) -> _Evaluation:
         z = self.pack(theta, eps)
-        if self._last is not None and np.array_equal(self._last[0], z):
+        if self._last is not None and np.array_equal(self._last[0], z) and \
+                self._last[1].R is not None:
             return self._last[1]
         try:
             return _nlml(self.X, self.y, self.yy, eps, theta, gradient=False,
