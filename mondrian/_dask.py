@@ -434,35 +434,28 @@ def dask_feature_scale(feature_scale, X, auto_lifetime: bool = False):
     exactly, so that no square overflows), then the same rules
     (:func:`mondrian._scale.adjust_deviations`, its quartiles from the same
     strided rows)."""
-    from ._scale import (adjust_deviations, auto_feature_scale, quartile_rows,
-                         resolve_feature_scale)
+    from ._scale import auto_feature_scale, resolve_feature_scale
     feature_scale = auto_feature_scale(feature_scale, X.shape[0], auto_lifetime)
     if feature_scale is None:
         return None
-    dask, _ = _dask()
-    lo, hi = (np.asarray(v, dtype=np.float64)
-              for v in dask.compute(X.min(axis=0), X.max(axis=0)))
-    top = np.maximum(np.abs(lo), np.abs(hi))
     if isinstance(feature_scale, str) and feature_scale == "std":
-        std, two = dask.compute(_scaled_std(X, top), ((X == lo) | (X == hi)).all(axis=0))
-        std = np.ldexp(np.asarray(std, dtype=np.float64), np.frexp(top)[1])
-        rows = np.asarray(quartile_rows(X).compute(), dtype=np.float64)
-        return adjust_deviations(std, rows, lo, hi, np.asarray(two) & (hi > lo))
+        return dask_feature_deviations(X)[0]
+    dask, _ = _dask()
+    top = np.asarray(dask.compute(abs(X).max(axis=0))[0], dtype=np.float64)
     return resolve_feature_scale(feature_scale, top[None, :])
 
 
-def _scaled_std(X, top: np.ndarray):
-    """The lazy deviations of dask X's columns, each column first scaled by
-    2^-e (exactly), 2^e the power of two above its largest magnitude
-    ``top``, so that no square overflows; multiply by 2^e to get them."""
-    return (X * np.ldexp(1.0, -np.frexp(top)[1])).std(axis=0)
-
-
-def dask_column_std(X) -> np.ndarray:
-    """:func:`mondrian._scale.column_std` of a dask array X: each column's
-    standard deviation (ddof 0) over its blocks, finite for every finite
-    X."""
+def dask_feature_deviations(X) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mondrian._scale.feature_deviations` of a dask array X: the
+    features' scales and their plain deviations, the deviations computed
+    once over the blocks."""
+    from ._scale import adjust_deviations, quartile_rows
     dask, _ = _dask()
-    top = np.asarray(dask.compute(abs(X).max(axis=0))[0], dtype=np.float64)
-    std = np.asarray(_scaled_std(X, top).compute(), dtype=np.float64)
-    return np.ldexp(std, np.frexp(top)[1])
+    lo, hi = (np.asarray(v, dtype=np.float64)
+              for v in dask.compute(X.min(axis=0), X.max(axis=0)))
+    exponent = np.frexp(np.maximum(np.abs(lo), np.abs(hi)))[1]
+    std, two = dask.compute((X * np.ldexp(1.0, -exponent)).std(axis=0),
+                            ((X == lo) | (X == hi)).all(axis=0))
+    std = np.ldexp(np.asarray(std, dtype=np.float64), exponent)
+    rows = np.asarray(quartile_rows(X).compute(), dtype=np.float64)
+    return adjust_deviations(std.copy(), rows, lo, hi, np.asarray(two) & (hi > lo)), std

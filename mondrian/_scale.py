@@ -174,6 +174,12 @@ def feature_std(X: np.ndarray) -> np.ndarray:
     The deviations are :func:`column_std`'s (block by block on large X, a
     column whose squares overflow scaled by a power of two first), so
     every finite X gives finite positive values."""
+    return feature_deviations(X)[0]
+
+
+def feature_deviations(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`feature_std`, :func:`column_std`) of X, the deviations
+    computed once: the features' scales and their plain deviations."""
     std = column_std(X)
     n = X.shape[0]
     lo, hi = X.min(axis=0), X.max(axis=0)
@@ -183,7 +189,7 @@ def feature_std(X: np.ndarray) -> np.ndarray:
             break
         block = X[start:start + STD_BLOCK_ROWS]
         two &= np.all((block == lo) | (block == hi), axis=0)
-    return adjust_deviations(std, quartile_rows(X), lo, hi, two)
+    return adjust_deviations(std.copy(), quartile_rows(X), lo, hi, two), std
 
 
 def column_std(X: np.ndarray) -> np.ndarray:
@@ -218,18 +224,27 @@ def quartile_rows(X):
     return X if n <= QUARTILE_ROWS else X[::-(-n // QUARTILE_ROWS)]
 
 
+def heavy_tailed(std: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(which columns, robust deviations): the columns whose deviation
+    ``std`` exceeds :data:`HEAVY_TAIL_RATIO` times the robust IQR/1.349 of
+    ``rows`` (:func:`quartile_rows`) -- a gross outlier or an extreme tail
+    -- and that robust estimate of every column."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        q1, q3 = np.percentile(rows, [25.0, 75.0], axis=0)
+        robust = (q3 - q1) / IQR_NORMAL
+        return np.isfinite(robust) & (robust > 0) & (std > HEAVY_TAIL_RATIO * robust), robust
+
+
 def adjust_deviations(std: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                       two: np.ndarray) -> np.ndarray:
     """The rules of :func:`feature_std` after the deviations ``std`` (D,
     finite, modified and returned): the robust IQR/1.349 of ``rows``
-    (:func:`quartile_rows`) where the deviation exceeds
-    :data:`HEAVY_TAIL_RATIO` times it, at least half the gap hi - lo of the
-    columns ``two`` of two values, 1 where nothing is positive."""
+    (:func:`quartile_rows`) where :func:`heavy_tailed`, at least half the
+    gap hi - lo of the columns ``two`` of two values, 1 where nothing is
+    positive."""
+    heavy, robust = heavy_tailed(std, rows)
+    std[heavy] = robust[heavy]
     with np.errstate(over="ignore", invalid="ignore"):
-        q1, q3 = np.percentile(rows, [25.0, 75.0], axis=0)
-        robust = (q3 - q1) / IQR_NORMAL
-        heavy = np.isfinite(robust) & (robust > 0) & (std > HEAVY_TAIL_RATIO * robust)
-        std[heavy] = robust[heavy]
         std[two] = np.maximum(std[two], 0.5 * hi[two] - 0.5 * lo[two])
     std[~(std > 0)] = 1.0
     return std

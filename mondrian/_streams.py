@@ -235,8 +235,9 @@ def spawn_streams(rng: np.random.Generator, n: int):
     if n >= BULK_MIN:
         children = _bulk_children(rng.bit_generator, n)
         if children is not None:
-            children[3]()
-            return np.ascontiguousarray(children[1])
+            _, words, _, advance = children
+            advance()
+            return np.ascontiguousarray(words)
     return spawn_bit_generators(rng, n)
 
 

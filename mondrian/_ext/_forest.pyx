@@ -1116,8 +1116,7 @@ cdef class Forest:
         if pcg is not None:
             self._set_pcg(pcg, False)
         else:
-            self._free_pcg()
-            self._bit_generators = gens
+            self._set_streams(gens)
 
     cdef _load(self, dict arrays, size_t n_nodes, size_t n_points, double lifetime,
                rotation, center, scale):

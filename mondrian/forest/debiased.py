@@ -169,8 +169,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._ext import _debias
-from .._scale import (HEAVY_TAIL_RATIO, IQR_NORMAL, column_std, lifetime_scale,
-                      quartile_rows, resolve_feature_scale)
+from .._scale import (column_std, heavy_tailed, lifetime_scale, quartile_rows,
+                      resolve_feature_scale)
 from .._validation import (FOREST_STATISTICS, all_finite, check_array_input, check_auto_or,
                            check_bool, check_fraction, check_int, check_lifetime,
                            check_lifetime_ratios, check_rotation, check_target_scale,
@@ -245,11 +245,8 @@ def _rule_box(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     :func:`mondrian._scale.feature_std`, on at most 65 536 evenly strided
     rows (:func:`mondrian._scale.quartile_rows`)."""
     lo, hi = X.min(axis=0), X.max(axis=0)
-    std = column_std(X)
     rows = quartile_rows(X)
-    q1, q3 = np.percentile(rows, [25.0, 75.0], axis=0)
-    robust = (q3 - q1) / IQR_NORMAL
-    heavy = np.flatnonzero((robust > 0) & (std > HEAVY_TAIL_RATIO * robust))
+    heavy = np.flatnonzero(heavy_tailed(column_std(X), rows)[0])
     if heavy.size:
         lo[heavy], hi[heavy] = np.percentile(rows[:, heavy], [100.0 * RULE_TAIL,
                                                               100.0 * (1.0 - RULE_TAIL)], axis=0)

@@ -56,7 +56,7 @@ from .._validation import (all_finite, available_cores, available_memory, check_
                            check_bool, check_int, check_length_scales, check_positive_float,
                            check_random_generator, check_target_scale, format_bytes)
 from .._progress import check_verbose, progress
-from .._scale import column_std, feature_std
+from .._scale import feature_deviations
 from ..path.dual import blas_thread_count, blas_threads
 
 __all__ = ["SparseSpectrumGPRegressor", "sparse_spectrum_nlml", "initial_theta",
@@ -684,11 +684,10 @@ def length_scale_bounds(X) -> np.ndarray:
         scikit-learn's ``RBF`` (:func:`mondrian.gp.exact_gp_kernel`).
     """
     if is_dask_collection(X):
-        from .._dask import dask_column_std, dask_feature_scale
-        robust, std = dask_feature_scale("std", X), dask_column_std(X)
+        from .._dask import dask_feature_deviations
+        robust, std = dask_feature_deviations(X)
     else:
-        X = _check_inputs(X)
-        robust, std = feature_std(X), column_std(X)
+        robust, std = feature_deviations(_check_inputs(X))
     std[~(std > 0)] = 1.0
     lo, hi = HYPERPARAMETER_BOUNDS
     return np.column_stack([lo * robust, hi * std])
