@@ -522,3 +522,33 @@ def test_one_class_message_names_the_class_as_written():
         with pytest.raises(ValueError, match="class") as err:
             est.fit(X, y)
         assert shown in str(err.value) and "np." not in str(err.value)
+
+
+def test_most_trees_fit_in_the_memory_it_is_given(monkeypatch):
+    import mondrian.features.mondrian as fm
+
+    rng = np.random.default_rng(1)
+    Xb = rng.standard_normal((3000, 3))
+    lam = 1.0
+
+    def most(available, share=fm.MEMORY_SHARE, **kw):
+        monkeypatch.setattr(fm, "available_memory", lambda: available)
+        return fm._MemoryBudget(Xb, 500, 2).most_trees(Xb, lam, np.random.default_rng(0),
+                                                       share=share, **kw)
+
+    assert most(None) == 500                      # nothing known: as asked
+    assert most(10**12) == 500                    # the bound fits
+    assert most(8 * 10**6) == 0                   # not even one tree (and 4 MiB a thread)
+    counts = [most(a) for a in (16 * 10**6, 24 * 10**6, 32 * 10**6, 48 * 10**6)]
+    assert 0 < counts[0] and counts == sorted(counts) and counts[-1] < 500
+    # What a caller keeps per tree and per node lowers the count.
+    assert most(24 * 10**6, bytes_per_tree=8 * 3000, bytes_per_node=180) < counts[1]
+    # The count it gives is a forest the fit's own check accepts, at a
+    # tenth more memory than the share it was counted in (the check's
+    # pilot trees are other draws than most_trees'; their node counts
+    # differ by a few percent).
+    r = most(16 * 10**6, share=0.9)
+    monkeypatch.setattr(fm, "available_memory", lambda: 16 * 10**6)
+    MondrianFeatures(n_trees=r, lifetime=lam, random_state=0, n_jobs=2).fit(Xb)
+    with pytest.raises(MemoryError):
+        MondrianFeatures(n_trees=2 * r, lifetime=lam, random_state=0, n_jobs=2).fit(Xb)

@@ -328,6 +328,35 @@ def test_a_fit_holds_the_nodes_about_once(run_python):
     assert peak < 1.4 * nodes, (peak, nodes)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_memory_budget_counts_what_growth_holds(run_python):
+    """The fixed part of ``MondrianFeatures``' memory budget (the forest's
+    copy of X, its M rows of point indices -- each tree is grown in its own
+    row, with no scratch copy -- and each thread's stack and rows) against
+    the growth's resident peak in a fresh process: 40 trees on 4·10⁵
+    points at a lifetime of a few cells, so that the nodes are a rounding
+    error.  The indices are 128 MB of the model's ~160 MB; counting them
+    twice (as the budget once did) gives a ratio near 0.45, and refuses
+    fits that would fit.  The model is an upper bound by design: each
+    thread's stack (8·N) is only touched down to its tree's depth and its
+    4 MiB arena chunk only as used (0.81-0.92 measured); above 1, something
+    held is not counted."""
+    code = (
+        "import re, numpy as np\n"
+        "import mondrian.features.mondrian as fm\n"
+        "def hwm():\n"
+        "    s = open('/proc/self/status').read()\n"
+        "    return int(re.search(r'VmHWM:\\s+(\\d+)', s).group(1)) * 1024\n"
+        "X = np.random.default_rng(0).random((400_000, 2))\n"
+        "base = hwm()\n"
+        "f = fm.MondrianFeatures(40, 0.5, random_state=0, n_jobs=2, feature_scale=None).fit(X)\n"
+        "b = fm._MemoryBudget(X, 40, 2)\n"
+        "print((hwm() - base) / b.peak(f.forest_.n_nodes), f.forest_.n_nodes)\n")
+    ratio, nodes = run_python(code).split()
+    assert int(nodes) < 40 * 50
+    assert 0.7 <= float(ratio) <= 1.0, ratio
+
+
 def _assert_trees_are(f, alone):
     """Tree m of the forest ``f`` is the one-tree forest ``alone[m]``, node
     for node (its ids shifted by the tree's offset), with its permutation."""

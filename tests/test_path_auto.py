@@ -1114,3 +1114,39 @@ def test_ladder_tries_larger_alphas_while_the_largest_wins(monkeypatch):
                         lambda self, p, lifetime: np.array([0.3, 1e6]))
     other = MondrianKernelRidgeCV(n_trees=20, random_state=0).fit(X, y)
     assert other.path_["confirm"]["larger_alphas"].size == 0
+
+
+def test_pilot_route_lowers_the_auto_tree_count_to_the_available_memory(monkeypatch):
+    # The pilot route on 600 rows (its row thresholds lowered so that the
+    # test stays small): with ample memory the final forest has the
+    # automatic count; with memory for a few hundred trees of the forest on
+    # every row and its CG ridge, the count is lowered to what fits, with
+    # a warning naming n_trees, recorded in path_, and the ladder ranks
+    # on that forest.  The cap is the estimator's own memory count.
+    import mondrian.features.mondrian as fm
+
+    monkeypatch.setattr(path_estimators, "AUTO_DUAL_ROWS", 200)
+    monkeypatch.setattr(path_estimators, "PILOT_ROWS", 200)
+    X, y = _data(n=600, d=3, seed=4, noise=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        free = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    assert free.path_["solver"] == "cg" and "memory_cap" not in free.path_["trees"]
+    M = free.n_trees_
+    monkeypatch.setattr(fm, "available_memory", lambda: 2 * 10**7)
+    fits = free._trees_in_memory(X, M, free.lifetime_, np.random.default_rng(0), 2)
+    assert 0 < fits < M / 2
+    with pytest.warns(UserWarning, match=r"n_trees='auto': \d+ trees instead of %d" % M):
+        capped = MondrianKernelRidgeCV(random_state=0).fit(X, y)
+    trees = capped.path_["trees"]
+    assert trees["memory_cap"] == trees["final"] == capped.n_trees_ == capped.features_.n_trees
+    # counted at the ladder's first lifetime (2λ̂ of the pilot), within a
+    # few percent of the count at the selection (other pilot trees)
+    assert 0.8 * fits <= capped.n_trees_ <= 1.2 * fits
+    assert np.all(np.isfinite(capped.predict(X)))
+    # a number is a number: no cap, no warning (with the memory to fit it)
+    monkeypatch.setattr(fm, "available_memory", lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        fixed = MondrianKernelRidgeCV(n_trees=M, random_state=0).fit(X, y)
+    assert fixed.n_trees_ == M

@@ -733,9 +733,10 @@ class _MemoryBudget:
 
     Growing M trees on N points of D features holds at its peak: the
     forest's copy of X (8·N·D bytes), the M point permutations of the
-    forest and of the trees' scratch (2·8·M·N), one stack and one copy of
+    forest (8·M·N: a tree is grown in its own row of them, ``c/grow.c``, so
+    its scratch holds no other), one stack and one copy of
     the points' rows (in the order of the tree being grown) per thread
-    (8·N + 8·N·D each), a numpy generator per tree, and every node once
+    (8·N + 8·N·D each), a random stream per tree (:data:`TREE_OBJECT_BYTES`), and every node once
     (:func:`node_bytes`; the grown trees are packed, then moved into the
     forest as its memory fills, see :meth:`peak`).  A tree
     on N points has at most 2N - 1 nodes and 2·E[leaves] - 1 in
@@ -761,17 +762,25 @@ class _MemoryBudget:
         self.n_threads = n_threads
         self.available = available_memory()
 
+    def _fixed_parts(self) -> tuple[float, float]:
+        """:meth:`fixed` as (bytes whatever the number of trees, bytes per
+        tree)."""
+        n, d = float(self.n), float(self.d)
+        shared = 8 * n * d + (8 * n + 8 * n * d) * self.n_threads
+        per_tree = 8 * n + TREE_OBJECT_BYTES + 64
+        if self.rotated:
+            shared += 8 * n * d * self.n_threads
+            per_tree += 8 * d * d
+        elif self.scale is not None:
+            shared += 8 * n * d
+        return shared, per_tree
+
     def fixed(self) -> float:
         """Bytes needed whatever the lifetime (with rotations, also each
         thread's rotated copy of the points and the M rotations; with a
         scale alone, the one scaled copy the trees share, ``c/grow.c``)."""
-        n, d, m = float(self.n), float(self.d), float(self.m)
-        if self.rotated:
-            rotated = 8 * n * d * self.n_threads + 8 * m * d * d
-        else:
-            rotated = 8 * n * d if self.scale is not None else 0.0
-        return (8 * n * d + 16 * m * n + (8 * n + 8 * n * d) * self.n_threads
-                + m * (TREE_OBJECT_BYTES + 64) + rotated)
+        shared, per_tree = self._fixed_parts()
+        return shared + self.m * per_tree
 
     def peak(self, total_nodes: float, kept_nodes: float = 0.0) -> float:
         """Peak bytes of growing ``total_nodes`` nodes while ``kept_nodes``
@@ -927,6 +936,49 @@ class _MemoryBudget:
         while lifetime * 2.0 ** (-j / GRID_STEPS) > fits:
             j += 1
         return lifetime * 2.0 ** (-j / GRID_STEPS), True
+
+    def most_trees(self, X: np.ndarray, lifetime: float, random_state,
+                   bytes_per_tree: float = 0.0, bytes_per_node: float = 0.0,
+                   share: float = MEMORY_SHARE) -> int:
+        """The most trees, at most the budget's M, whose forest grown on X
+        (the budget's N points) to ``lifetime`` fits in ``share`` of the
+        available memory, together with the caller's own ``bytes_per_tree``
+        and ``bytes_per_node`` (what it keeps per tree and per node of the
+        forest, e.g. a learner's tables): the growth's overhead
+        (:meth:`fixed`, the trees in flight of :meth:`peak`) and the nodes.
+
+        The nodes a tree are bounded by 2·min(N, ∏(1 + λ·extent)) - 1; if M
+        trees fit by that bound, M is the answer.  Otherwise (the bound is
+        loose for sparse data in many dimensions) :data:`PILOT_TREES` trees
+        are grown to ``lifetime`` on streams drawn from a copy of
+        ``random_state`` (not advanced) and their mean node count is a
+        tree's.  Returns M when nothing is known of the memory, and 0 when
+        not even one tree fits (the caller's fit then refuses with its
+        own message).
+        """
+        if self.available is None or self.m == 0:
+            return self.m
+        shared, per_tree = self._fixed_parts()
+        nb = node_bytes(self.d)
+        busy = min(self.n_threads, self.m)
+        room = share * self.available - shared - busy * float(4 << 20)
+
+        def count(nodes: float) -> int:
+            # each busy thread also holds a tree in flight, room for twice a
+            # tree's nodes (peak)
+            tree = (per_tree + float(bytes_per_tree) + nodes * (nb + float(bytes_per_node)))
+            fits = (room - busy * 2.0 * nodes * nb) / tree
+            return int(max(0.0, min(float(self.m), math.floor(fits))))
+
+        bound = 2.0 * expected_leaves_bound(self.n, self.extent, lifetime) - 1.0
+        if count(bound) >= self.m:
+            return self.m
+        k = min(self.m, PILOT_TREES)
+        if self._pilot_peak(k) > share * self.available:
+            return 0
+        rng = check_random_generator(copy.deepcopy(random_state))
+        pilot = self._pilot(X, lifetime, rng.bit_generator.spawn(k), min(k, self.n_threads))
+        return count(pilot.n_nodes / k)
 
     def check_extend(self, forest: Forest, lifetime: float, *, copy: bool) -> None:
         """Refuse an extension whose expected size exceeds the available memory.
