@@ -172,6 +172,45 @@ def test_warm_start_equals_cold_start(problem, loss, labels):
             np.testing.assert_allclose(bw - bw.mean(), bc - bc.mean(), atol=bound)
 
 
+
+def test_finer_cells_inherit_their_parents_weights_exactly(problem):
+    # Moving to a larger lifetime gives each new cell the weight of the old
+    # cell holding it, so before any Newton step the decision values of
+    # every point are those of the coarser solution, to the last bit
+    # (each is the same sum of M weights, in the same tree order).
+    X, y2, y3, forest = problem
+    path = NewtonClassifierPath(forest, y3, 3, np.arange(240), Cs=[2.0], tol=1e-8)
+    path.solve_at(0.5)
+    before = path.decision_points(np.arange(240), 0)
+    cols, offset = cell_columns(forest.forest_, 2.0, 1)
+    assert offset[-1] > path.n_columns       # finer: more cells
+    path._inherit(cols, int(offset[-1]))
+    path._cols, path._offset = cols, offset
+    np.testing.assert_array_equal(path.decision_points(np.arange(240), 0), before)
+
+
+def test_a_solve_from_a_given_solution_reuses_its_columns(problem, monkeypatch):
+    # start_from then solve_at at the same lifetime: the columns are
+    # computed once, and the solve starts at the given solution (already
+    # optimal: no Newton step moves it beyond the tolerance).
+    import mondrian.path.classify as classify
+
+    X, y2, y3, forest = problem
+    kw = dict(Cs=[1.0], tol=1e-10, max_iter=500)
+    first = NewtonClassifierPath(forest, y2, 2, np.arange(240), **kw)
+    first.solve_at(1.5)
+    W, b = first.coef(0)
+    calls = []
+    real = classify.cell_columns
+    monkeypatch.setattr(classify, "cell_columns",
+                        lambda *a: calls.append(a[1]) or real(*a))
+    again = NewtonClassifierPath(forest, y2, 2, np.arange(240), **kw)
+    again.start_from(1.5, [np.concatenate([W.ravel(), b])])
+    result = again.solve_at(1.5)[0][0]
+    assert calls == [1.5]
+    assert result.converged and result.n_iter <= 1
+    np.testing.assert_allclose(again.coef(0)[0], W, atol=1e-8)
+
 def test_class_weight_equals_repeated_points(problem):
     """A class weight of 2 is the objective with that class's points twice."""
     _, y2, _, forest = problem

@@ -463,6 +463,7 @@ class NewtonClassifierPath:
                              [("squared_hinge", k) for k in range(self.n_classes)])
         self.lifetime = None
         self._cols = None
+        self._cols_key = None
         self._offset = None
         self._x = None          # [c][p] flat solutions on the current columns
         self.results = None
@@ -481,14 +482,27 @@ class NewtonClassifierPath:
         """Map the solutions to the columns at the new lifetime: each new
         cell takes the weight of the old cell that contains it (every cell
         holds a point the forest was grown on, which names both)."""
-        old, new = self._cols.ravel(), cols_new.ravel()
+        # The old column of each new one, by a scatter over the (M, N)
+        # tables (the new cells nest in the old, so every point of a new
+        # cell writes the same value): n_new indices, where gathering the
+        # weights point by point made an (N·M, K) temporary (763 MiB on 10⁶
+        # points x 100 trees).
+        parent = np.full(n_new, -1, dtype=np.int64)
+        parent[cols_new.ravel()] = self._cols.ravel()
+        held = parent >= 0
         for c_list in self._x:
             for p, x in enumerate(c_list):
                 K = x.shape[0] // (self.n_columns + 1)
                 W, b = x[:-K].reshape(-1, K), x[-K:]
                 W_new = np.zeros((n_new, K))
-                W_new[new] = W[old]
+                W_new[held] = W[parent[held]]
                 c_list[p] = np.concatenate([W_new.ravel(), b])
+
+    def _key(self, lifetime: float) -> tuple:
+        """What the column table at ``lifetime`` depends on: the forest
+        (an extension that adds nodes renumbers the columns) and λ."""
+        forest = self.features.forest_
+        return (id(forest), forest.n_nodes, float(lifetime))
 
     def solve_at(self, lifetime: float) -> list[list[NewtonResult]]:
         """Move to ``lifetime`` and solve every C and problem to ``tol``.
@@ -507,15 +521,22 @@ class NewtonClassifierPath:
             release_threads()
 
     def _solve_at(self, lifetime: float) -> list[list[NewtonResult]]:
-        cols, offset = cell_columns(self.features.forest_, float(lifetime), self.n_jobs)
-        if self._x is not None:
-            if float(lifetime) >= self.lifetime:
-                self._inherit(cols, int(offset[-1]))
-            else:
-                self._x = None      # coarser cells: start again from zero
-        self._cols, self._offset = cols, offset
+        if self._cols is not None and self._cols_key == self._key(lifetime):
+            cols, offset = self._cols, self._offset    # the same columns (start_from)
+        else:
+            cols, offset = cell_columns(self.features.forest_, float(lifetime), self.n_jobs)
+            if self._x is not None:
+                if float(lifetime) >= self.lifetime:
+                    self._inherit(cols, int(offset[-1]))
+                else:
+                    self._x = None      # coarser cells: start again from zero
+            self._cols, self._offset, self._cols_key = cols, offset, self._key(lifetime)
         self.lifetime = float(lifetime)
-        table = np.ascontiguousarray(cols[:, self.train_rows])
+        rows = self.train_rows
+        if rows.shape[0] == cols.shape[1] and np.array_equal(rows, np.arange(rows.shape[0])):
+            table = cols            # every point, in order: no copy of the table
+        else:
+            table = np.ascontiguousarray(cols[:, rows])
         w = self.sample_weight[self.train_rows]
         results = []
         prev = None
@@ -550,6 +571,7 @@ class NewtonClassifierPath:
                 raise ValueError(f"a solution has {x.shape[0]} entries, the columns at "
                                  f"lifetime {lifetime} need {(n + 1) * K}")
         self._cols, self._offset, self.lifetime = cols, offset, float(lifetime)
+        self._cols_key = self._key(lifetime)
         self._x = [[x.copy() for x in solutions] for _ in self.Cs]
 
     def coef(self, c: int) -> tuple[np.ndarray, np.ndarray]:
