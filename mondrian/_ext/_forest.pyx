@@ -471,7 +471,7 @@ cdef class Forest:
 
     # -- growth ------------------------------------------------------------
     def fit(self, X, double lifetime, bit_generators, n_threads=1, rotation=None,
-            Py_ssize_t spare_nodes=0, scale=None):
+            Py_ssize_t spare_nodes=0, scale=None, Py_ssize_t spare_points=0):
         """Copy ``X`` (C-contiguous float64, shape (n, D)) into the forest
         and grow every tree on it up to ``lifetime``, tree m drawing from
         ``bit_generators[m]``: numpy BitGenerators (kept by the forest), or
@@ -486,6 +486,10 @@ cdef class Forest:
         nodes), which then grows the trees where they are instead of moving
         every array to a larger block; the room costs no memory until it is
         written (``c/grow.h``), and is dropped if it cannot be allocated.
+        ``spare_points``: room for that many more points in X and in the
+        trees' rows of point indices, so that the insertion does not move
+        them to blocks of twice the size (on 10⁶ points and 100 trees, 1.6
+        GB more at the insertion's peak); untouched until written.
 
         ``rotation='uniform'`` first gives tree m a Haar-random rotation
         Q_m of SO(D) drawn from its own generator, about the centre c =
@@ -506,6 +510,8 @@ cdef class Forest:
             raise ValueError(f"rotation must be None or 'uniform', got {rotation!r}")
         if spare_nodes < 0:
             raise ValueError(f"spare_nodes must be >= 0, got {spare_nodes}")
+        if spare_points < 0:
+            raise ValueError(f"spare_points must be >= 0, got {spare_points}")
         gens = _check_streams(bit_generators, self.f.n_trees)
         cdef const double[::1] sv
         cdef const double *sp = NULL
@@ -533,6 +539,10 @@ cdef class Forest:
             mt_forest_clear(&self.f)
             mt_forest_drop_transform(&self.f)
             check_status(mt_forest_set_scale(&self.f, sp), "Forest.fit: the scale")
+            if spare_points > 0:
+                check_status(mt_forest_reserve_points(&self.f, <size_t>Xv.shape[0]
+                                                      + <size_t>spare_points),
+                             f"Forest.fit: room for {Xv.shape[0]} + {spare_points} points")
             check_status(mt_forest_append_points(&self.f, &Xv[0, 0], <size_t>Xv.shape[0]),
                          f"Forest.fit: copying {Xv.shape[0]} x {Xv.shape[1]} points")
             self._set_streams(gens)

@@ -226,8 +226,9 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
 
     def _grow(self, X, spare_points: int = 0) -> None:
         """Validate the parameters and X, grow the forest (keeping the points),
-        with room in its node arrays for inserting ``spare_points`` points
-        later (2 nodes per point and tree; free until written)."""
+        with room for inserting ``spare_points`` points later: in its node
+        arrays (2 nodes per point and tree), in X and in the trees' rows of
+        point indices (free until written)."""
         n_trees = check_int(self.n_trees, "n_trees")
         lifetime = check_auto_or(self.lifetime, "lifetime", check_lifetime,
                                  "a finite number >= 0")
@@ -243,7 +244,8 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
             # Draws rows from rng, not from its seed sequence: the trees'
             # streams (spawned below) are the same as with a number.
             lifetime = lifetime_scale(X, rng, rotation=rotation, scale=scale)
-        budget = _MemoryBudget(X, n_trees, n_threads, rotation, scale)
+        budget = _MemoryBudget(X, n_trees, n_threads, rotation, scale,
+                               spare_points=spare_points)
         budget.check_fixed()
         streams = spawn_streams(rng, n_trees)
         budget.check_fit(X, lifetime, streams)
@@ -253,7 +255,8 @@ class MondrianFeatures(SharesTreesOnCopy, ClassNamePrefixFeaturesOutMixin, Trans
         with progress(n_trees, f"MondrianFeatures.fit: trees to lifetime {lifetime:.4g}",
                       verbose) as bar:
             forest.fit(X, lifetime, streams, n_threads, rotation=rotation,
-                       spare_nodes=2 * int(spare_points) * n_trees, scale=scale)
+                       spare_nodes=2 * int(spare_points) * n_trees, scale=scale,
+                       spare_points=int(spare_points))
             bar.update(n_trees)
         self.forest_ = forest
         self.lifetime_ = lifetime
@@ -745,7 +748,8 @@ class _MemoryBudget:
     """
 
     def __init__(self, X: np.ndarray, n_trees: int, n_threads: int,
-                 rotation: str | None = None, scale: np.ndarray | None = None):
+                 rotation: str | None = None, scale: np.ndarray | None = None,
+                 spare_points: int = 0):
         # Only sizes and extents are kept: X may be a view of a forest,
         # which must not stay pinned (Forest.shared).
         self.n, self.d = X.shape
@@ -760,14 +764,18 @@ class _MemoryBudget:
         self.rotated = rotation is not None
         self.m = n_trees
         self.n_threads = n_threads
+        self.spare = int(spare_points)   # room for points inserted later
         self.available = available_memory()
 
     def _fixed_parts(self) -> tuple[float, float]:
         """:meth:`fixed` as (bytes whatever the number of trees, bytes per
         tree)."""
         n, d = float(self.n), float(self.d)
-        shared = 8 * n * d + (8 * n + 8 * n * d) * self.n_threads
-        per_tree = 8 * n + TREE_OBJECT_BYTES + 64
+        # X and the rows of point indices are allocated with the room for
+        # spare points (untouched until written, but address space)
+        room = n + float(self.spare)
+        shared = 8 * room * d + (8 * n + 8 * n * d) * self.n_threads
+        per_tree = 8 * room + TREE_OBJECT_BYTES + 64
         if self.rotated:
             shared += 8 * n * d * self.n_threads
             per_tree += 8 * d * d
@@ -811,12 +819,26 @@ class _MemoryBudget:
         box = 8.0 * self.d
         need = (forest.n_nodes * nb * (1 if copy else 0)
                 + max(forest.n_nodes * box, new * (nb + 2 * box) + forest.n_nodes * 72.0)
-                + 16.0 * self.m * 2.0 * (forest.n_points + self.n) + 8.0 * self.n * self.d)
+                + self._points_growth(forest, copy) + 8.0 * self.n * self.d)
         if need > self.available:
             self._refuse(f"inserting {self.n} points into n_trees={self.m} trees of "
                          f"{forest.n_nodes} nodes", need,
                          f"insert fewer points at once, use fewer trees (n_trees={self.m}) "
                          f"or a node cap (max_nodes)")
+
+    def _points_growth(self, forest: Forest, copy: bool) -> float:
+        """Bytes an insertion of the budget's N points adds to the forest's
+        points: none while they fit in its room (``Forest.fit``'s
+        ``spare_points``); else X and the M rows of point indices move to
+        blocks of max(2·capacity, need) points (``c/forest.c``), and a copy
+        (of a shared forest) first holds its own, of the same capacity."""
+        n_points = float(forest.n_points)
+        capacity = float(forest.point_capacity)
+        held = 8.0 * (self.m + self.d) * capacity if copy else 0.0
+        need = n_points + self.n
+        if need <= capacity:
+            return held
+        return held + 8.0 * (self.m + self.d) * max(2.0 * capacity, need)
 
     def _refuse(self, what: str, need: float, advice: str) -> None:
         raise MemoryError(
