@@ -441,3 +441,37 @@ def test_dual_class_scorer_evaluate_many_equals_one_by_one(problem, n_classes):
     Ainv = np.linalg.inv(K + alphas[2] * np.eye(K.shape[0]))
     R = (Ainv @ one.Y) / np.diag(Ainv)[:, None]
     assert seq[1][2] == pytest.approx(np.mean(np.sum(R ** 2, axis=1)), rel=1e-8)
+
+
+def test_scoring_gathers_each_rows_table_once_and_release_starts_afresh(problem):
+    # decision_points gathers the (M, len(rows)) table of an array of rows
+    # once per set of columns (a sweep scores every C on the same rows),
+    # the training rows' being the solve's own; the values are those of a
+    # direct product.  release() drops the tables and solutions: the next
+    # solve is a cold one, equal to a fresh path's.
+    X, y2, y3, forest = problem
+    train, val = np.arange(200), np.arange(200, 240)
+    kw = dict(Cs=[0.5, 5.0], tol=1e-8)
+    path = NewtonClassifierPath(forest, y3, 3, train, **kw)
+    path.solve_at(1.0)
+    assert id(train) in path._tables
+    first = path._tables[id(train)][1]
+    for c in range(2):
+        dec = path.decision_points(val, c)
+        W, b = path.coef(c)
+        cols, offset = cell_columns(forest.forest_, 1.0, 1)
+        Phi = np.zeros((40, int(offset[-1])))
+        for m in range(cols.shape[0]):
+            Phi[np.arange(40), cols[m, 200:240]] = path.scale
+        np.testing.assert_allclose(dec, Phi @ W + b, rtol=1e-12, atol=1e-12)
+        path.decision_points(train, c)
+    assert path._tables[id(train)][1] is first and len(path._tables) == 2
+    path.solve_at(2.0)                    # new columns: new tables
+    assert path._tables[id(train)][1] is not first
+    path.release()
+    assert path._tables == {} and path._x is None
+    again = path.solve_at(2.0)
+    fresh = NewtonClassifierPath(forest, y3, 3, train, **kw).solve_at(2.0)
+    for a_row, f_row in zip(again, fresh):
+        for a, f in zip(a_row, f_row):
+            np.testing.assert_array_equal(a.x, f.x)

@@ -2271,7 +2271,9 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             C, solutions = self._extend_C(features, codes, n_classes, train_rows, val_rows,
                                           weight, tol, max_iter, n_jobs, lifetime, C,
                                           solutions, record)
-        # Refit on every labelled point at (λ̂, Ĉ), from the selected solution.
+        # Refit on every labelled point at (λ̂, Ĉ), from the selected solution
+        # (the sweep's tables released first: the refit makes its own).
+        path.release()
         refit = NewtonClassifierPath(features, codes, n_classes, np.arange(X_all.shape[0]),
                                      loss=self.loss, Cs=[C], sample_weight=weight, tol=tol,
                                      max_iter=max_iter, n_jobs=n_jobs)
