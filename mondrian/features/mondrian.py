@@ -739,9 +739,10 @@ class _MemoryBudget:
     forest (8·M·N: a tree is grown in its own row of them, ``c/grow.c``, so
     its scratch holds no other), one stack and one copy of
     the points' rows (in the order of the tree being grown) per thread
-    (8·N + 8·N·D each), a random stream per tree (:data:`TREE_OBJECT_BYTES`), and every node once
-    (:func:`node_bytes`; the grown trees are packed, then moved into the
-    forest as its memory fills, see :meth:`peak`).  A tree
+    (8·N + 8·N·D each), a random stream per tree
+    (:data:`TREE_OBJECT_BYTES`), and every node once (:func:`node_bytes`;
+    the grown trees are packed, then moved into the forest as its memory
+    fills, see :meth:`peak`).  A tree
     on N points has at most 2N - 1 nodes and 2·E[leaves] - 1 in
     expectation (:func:`expected_leaves_bound`).  A refusal raises
     ``MemoryError`` with the estimate and what to change.
