@@ -475,3 +475,39 @@ def test_scoring_gathers_each_rows_table_once_and_release_starts_afresh(problem)
     for a_row, f_row in zip(again, fresh):
         for a, f in zip(a_row, f_row):
             np.testing.assert_array_equal(a.x, f.x)
+
+
+def test_auto_tree_count_is_lowered_to_the_available_memory(monkeypatch):
+    # The Newton path's forest at the lifetime grid's top and its tables:
+    # with memory for about a third of the automatic 300 trees, the count
+    # is lowered to what fits, with a warning naming n_trees, and recorded;
+    # with ample memory nothing changes; a number is never lowered.
+    import warnings
+
+    import mondrian.features.mondrian as fm
+    from mondrian.path import estimators as pe
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((600, 3))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.standard_normal(600) > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        free = MondrianKernelClassifierCV(random_state=0).fit(X, y)
+    assert free.path_["memory_cap"] is None and free.n_trees_ == 300
+    top = free.path_["pilot_lifetime"] * pe.CLASSIFIER_GRID_FACTORS[-1]
+    monkeypatch.setattr(fm, "available_memory", lambda: 3 * 10**7)
+    fits = free._trees_in_memory(X, 300, top, np.random.default_rng(0), 2,
+                                 point_tree_bytes=pe.CLASSIFIER_POINT_TREE_BYTES,
+                                 per_node_bytes=pe.CLASSIFIER_NODE_BYTES)
+    assert 50 < fits < 200
+    with pytest.warns(UserWarning, match=r"n_trees='auto': \d+ trees instead of 300"):
+        capped = MondrianKernelClassifierCV(random_state=0).fit(X, y)
+    assert capped.path_["memory_cap"] == capped.n_trees_ == capped.features_.n_trees
+    # other pilot trees than the estimate's above: within a fifth of it
+    assert 0.8 * fits <= capped.n_trees_ <= 1.2 * fits
+    assert np.mean(capped.predict(X) == y) > 0.8
+    monkeypatch.setattr(fm, "available_memory", lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        fixed = MondrianKernelClassifierCV(n_trees=300, random_state=0).fit(X, y)
+    assert fixed.n_trees_ == 300 and fixed.path_["memory_cap"] is None

@@ -702,6 +702,9 @@ TREE_OBJECT_BYTES = 1024
 #: Trees grown as a pilot to estimate the size of a forest whose bound does
 #: not fit in memory.
 PILOT_TREES = 2
+#: Fewest points :meth:`_MemoryBudget.most_trees` grows its pilot trees on
+#: when all of them do not fit.
+PILOT_MIN_ROWS = 10_000
 
 #: Share of the available memory that an automatic lifetime may fill
 #: (:meth:`_MemoryBudget.largest_lifetime`): the rest is left to the
@@ -975,9 +978,14 @@ class _MemoryBudget:
         loose for sparse data in many dimensions) :data:`PILOT_TREES` trees
         are grown to ``lifetime`` on streams drawn from a copy of
         ``random_state`` (not advanced) and their mean node count is a
-        tree's.  Returns M when nothing is known of the memory, and 0 when
-        not even one tree fits (the caller's fit then refuses with its
-        own message).
+        tree's; if their worst case, 2N - 1 nodes a tree, does not fit, they
+        are grown on as many random points as it allows (at least
+        :data:`PILOT_MIN_ROWS`, else the bound's count stands) and their
+        nodes scaled by N over those points (an upper bound in expectation:
+        the cells holding points grow at most in proportion to them), at
+        most the bound.  Returns M when nothing is
+        known of the memory, and 0 when not even one tree fits (the caller's
+        fit then refuses with its own message).
         """
         if self.available is None or self.m == 0:
             return self.m
@@ -994,14 +1002,25 @@ class _MemoryBudget:
             return int(max(0.0, min(float(self.m), math.floor(fits))))
 
         bound = 2.0 * expected_leaves_bound(self.n, self.extent, lifetime) - 1.0
-        if count(bound) >= self.m:
+        by_bound = count(bound)
+        if by_bound >= self.m:
             return self.m
         k = min(self.m, PILOT_TREES)
-        if self._pilot_peak(k) > share * self.available:
-            return 0
         rng = check_random_generator(copy.deepcopy(random_state))
+        rows = self.n
+        if self._pilot_peak(k) > share * self.available:
+            # The pilot on as many random points as its worst case (2n - 1
+            # nodes a tree) leaves room for; a tree's leaves are the cells
+            # of the Mondrian partition that hold points, whose expected
+            # number is concave in the number of points (0 at 0), so it
+            # grows at most in proportion to them.
+            rows = int((share * self.available - self.fixed() * k / self.m)
+                       / (4.0 * k * nb))
+            if rows < PILOT_MIN_ROWS:
+                return by_bound     # no room for a pilot: the bound's count
+            X = X[np.sort(rng.choice(self.n, rows, replace=False))]
         pilot = self._pilot(X, lifetime, rng.bit_generator.spawn(k), min(k, self.n_threads))
-        return count(pilot.n_nodes / k)
+        return count(min(bound, pilot.n_nodes / k * (self.n / rows)))
 
     def check_extend(self, forest: Forest, lifetime: float, *, copy: bool) -> None:
         """Refuse an extension whose expected size exceeds the available memory.

@@ -626,18 +626,35 @@ class _PathWarmStart:
                                 **params)
 
     def _trees_in_memory(self, X: np.ndarray, n_trees: int, lifetime: float, rng,
-                         n_jobs: int) -> int:
+                         n_jobs: int, point_tree_bytes: float = LEARNER_POINT_TREE_BYTES,
+                         per_node_bytes: float = LEARNER_NODE_BYTES) -> int:
         """The most trees, at most ``n_trees``, whose forest grown on X to
-        ``lifetime`` fits in the available memory together with the
-        conjugate-gradient ridge on it (:data:`LEARNER_POINT_TREE_BYTES`,
-        :data:`LEARNER_NODE_BYTES`; the forest's own share is
-        ``MondrianFeatures``' budget, which may grow two pilot trees on
-        streams from a copy of ``rng`` when its bound does not fit).  0 when
-        not even one tree fits."""
+        ``lifetime`` fits in the available memory together with the learner
+        on it, which holds ``point_tree_bytes`` per point and tree and
+        ``per_node_bytes`` per node (by default the conjugate-gradient
+        ridge's, :data:`LEARNER_POINT_TREE_BYTES`, :data:`LEARNER_NODE_BYTES`;
+        the forest's own share is ``MondrianFeatures``' budget, which may
+        grow two pilot trees on streams from a copy of ``rng`` when its
+        bound does not fit).  0 when not even one tree fits."""
         budget = _MemoryBudget(X, n_trees, n_jobs, self.rotation, self.feature_scale_)
         return budget.most_trees(X, lifetime, rng,
-                                 bytes_per_tree=LEARNER_POINT_TREE_BYTES * X.shape[0],
-                                 bytes_per_node=LEARNER_NODE_BYTES)
+                                 bytes_per_tree=point_tree_bytes * X.shape[0],
+                                 bytes_per_node=per_node_bytes)
+
+    def _memory_cap(self, X: np.ndarray, n_trees: int, lifetime: float, rng, n_jobs: int,
+                    **learner_bytes) -> int | None:
+        """:meth:`_trees_in_memory` when it is below ``n_trees`` (and above
+        0), with a warning naming ``n_trees``; else None."""
+        fits = self._trees_in_memory(X, n_trees, lifetime, rng, n_jobs, **learner_bytes)
+        if not 0 < fits < n_trees:
+            return None
+        warnings.warn(
+            f"n_trees='auto': {fits} trees instead of {n_trees}, as many as fit in the "
+            f"available memory with the forest on {X.shape[0]} rows and the solver's tables; "
+            "fewer trees cost accuracy (the fit now depends on this machine's memory: pass "
+            "n_trees for the same count everywhere)", UserWarning,
+            stacklevel=_user_stacklevel())
+        return fits
 
     def _lifetime_scale(self, X: np.ndarray, rng) -> float:
         """λ₀ of X in the coordinates of :meth:`_trees`' forests."""
@@ -1280,13 +1297,8 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
         """``n_trees``, or fewer if that forest on every row and its ridge
         would not fit in memory (:meth:`_trees_in_memory`): then recorded
         as ``trees['memory_cap']`` (and ``trees['final']``)."""
-        fits = self._trees_in_memory(X_all, n_trees, lifetime, rng, n_jobs)
-        if 0 < fits < n_trees:
-            warnings.warn(
-                f"n_trees='auto': {fits} trees instead of {n_trees}, as many as the forest on "
-                f"{X_all.shape[0]} rows and its ridge fit in the available memory; fewer trees "
-                "cost accuracy (the fit now depends on this machine's memory: pass n_trees for "
-                "the same count everywhere)", UserWarning, stacklevel=_user_stacklevel())
+        fits = self._memory_cap(X_all, n_trees, lifetime, rng, n_jobs)
+        if fits is not None:
             n_trees = trees["final"] = trees["memory_cap"] = fits
         return n_trees
 
@@ -1871,6 +1883,14 @@ class MondrianKernelRidgeCV(_PathWarmStart, RegressorMixin, BaseEstimator):
 #: accuracy; on 50,000 covertype rows 150 trees reached 89.9 %.
 AUTO_CLASSIFIER_TREES = 300
 AUTO_CLASSIFIER_BUDGET = 6_000_000
+#: What the Newton path holds besides its forest (``n_trees='auto'``'s
+#: memory cap, as :data:`LEARNER_POINT_TREE_BYTES` for the ridge): per point
+#: and tree its int32 column table over every point, and the training and
+#: validation rows' (8·N·M; measured 5.5-8.5 over the forest on 2·10⁵ rows x
+#: 100 trees), and per node its solutions and the Hessian's diagonal over
+#: the columns (a few doubles a column, K of them a class).
+CLASSIFIER_POINT_TREE_BYTES = 8.5
+CLASSIFIER_NODE_BYTES = 100.0
 
 #: Lifetime grid of the Newton path from the pilot's width λ_p: λ_p times
 #: these factors (then on by octaves while the best is the largest).
@@ -1961,7 +1981,14 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
     ----------
     n_trees : int or 'auto', default='auto'
         Number M of Mondrian trees; 'auto': clip(6·10⁶/N, 100, 300) for N
-        points (Newton; :data:`AUTO_CLASSIFIER_BUDGET`) or 100 (SGD).  The pilot uses min(M, 65535) trees.
+        points (Newton; :data:`AUTO_CLASSIFIER_BUDGET`) or 100 (SGD).  The
+        pilot uses min(M, 65535) trees.  With the Newton path the count is
+        lowered, if need be, to what the forest at the lifetime grid's top
+        and the path's tables (:data:`CLASSIFIER_POINT_TREE_BYTES` a point
+        and tree) fit in, three quarters of the memory the system reports
+        available, with a warning (``path_['memory_cap']``; None when
+        unchanged): on 10⁶ rows with 1.5 GiB free the fit otherwise stopped
+        after 8 s on a failed allocation of its (0.8·N, M) table.
     max_lifetime : float or 'auto', default='auto'
         Terminal lifetime Λ > 0.  'auto': from the pilot (see above), grown
         while the best lifetime is the largest; a number: the Newton path's
@@ -2229,6 +2256,14 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             C0 = 1.0 if pilot_alpha is None else float(np.clip(2.0 / pilot_alpha,
                                                                *CLASSIFIER_C_RANGE))
             Cs = C0 * CLASSIFIER_C_FACTORS
+        memory_cap = None
+        if self.n_trees == "auto":
+            # With little memory: as many trees as the forest at the grid's
+            # top and the Newton path's tables fit in.
+            memory_cap = self._memory_cap(X_all, n_trees, float(grid[-1]), tree_rng, n_jobs,
+                                          point_tree_bytes=CLASSIFIER_POINT_TREE_BYTES,
+                                          per_node_bytes=CLASSIFIER_NODE_BYTES)
+            n_trees = n_trees if memory_cap is None else memory_cap
         features = self._trees(n_trees=n_trees, lifetime=float(grid[-1]),
                                random_state=tree_rng, n_jobs=n_jobs).fit(X_all)
         path = NewtonClassifierPath(features, codes, n_classes, train_rows, loss=self.loss,
@@ -2307,7 +2342,8 @@ class MondrianKernelClassifierCV(_PathWarmStart, ClassifierMixin, BaseEstimator)
             grad_ratio=np.array(record.grad_ratio), converged=np.array(record.converged),
             tol=tol, pilot_lifetime=pilot_lam,
             extra_C=[(lam_e, C_e, acc_e, loss_e) for lam_e, C_e, acc_e, loss_e in record.extra],
-            pilot_alpha=pilot_alpha, stop_reason=stop, validation_rows=val_rows)
+            pilot_alpha=pilot_alpha, stop_reason=stop, validation_rows=val_rows,
+            memory_cap=memory_cap)
 
     def _extend_C(self, features, codes, n_classes, train_rows, val_rows, weight, tol,
                   max_iter, n_jobs, lifetime, C, solutions, record):
