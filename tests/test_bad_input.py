@@ -575,3 +575,29 @@ def test_most_trees_counts_on_a_subsample_when_no_pilot_fits(monkeypatch):
     for count in (r, r_bound):
         MondrianFeatures(n_trees=count, lifetime=2.0, random_state=0, n_jobs=2,
                          feature_scale=None).fit(Xb)
+
+
+def test_fit_check_counts_on_a_subsample_when_no_pilot_fits(monkeypatch):
+    # Points near a line in 10 dimensions: the bound on the nodes
+    # (∏(1 + λ·extent) leaves a tree, 59 049 at λ = 2) is far above what
+    # the trees hold (their cells follow the line), and two pilot trees'
+    # worst case (2N - 1 nodes each, 370 MB) does not fit in 120 MB.  The
+    # check grows its pilot on as many random points as fit and accepts the
+    # forest (which then fits); with no room for that (PILOT_MIN_ROWS
+    # raised past N) it refuses, as it did before the subsample pilot.
+    import mondrian.features.mondrian as fm
+
+    rng = np.random.default_rng(3)
+    t = rng.random(200_000)
+    Xl = t[:, None] + 1e-3 * rng.standard_normal((200_000, 10))
+    monkeypatch.setattr(fm, "available_memory", lambda: 12 * 10**7)
+    budget = fm._MemoryBudget(Xl, 10, 2)
+    bound = 10 * (2 * fm.expected_leaves_bound(200_000, np.ptp(Xl, axis=0), 2.0) - 1)
+    assert budget.peak(bound) > 12 * 10**7 and budget._pilot_peak(2) > 12 * 10**7
+    f = MondrianFeatures(n_trees=10, lifetime=2.0, random_state=0, n_jobs=2,
+                         feature_scale=None).fit(Xl)
+    assert budget.peak(f.forest_.n_nodes) < 12 * 10**7 and f.forest_.n_nodes < bound / 50
+    monkeypatch.setattr(fm, "PILOT_MIN_ROWS", 10**6)
+    with pytest.raises(MemoryError, match="growing n_trees=10 trees"):
+        MondrianFeatures(n_trees=10, lifetime=2.0, random_state=0, n_jobs=2,
+                         feature_scale=None).fit(Xl)

@@ -868,7 +868,9 @@ class _MemoryBudget:
         it fits.  Otherwise (the bound is loose for sparse data in many
         dimensions) :data:`PILOT_TREES` trees are grown on copies of the
         first trees' streams -- exactly those trees, the others are iid --
-        and M times their mean node count is the estimate.
+        and M times their mean node count is the estimate; where their
+        worst case does not fit, on a random subset of the points, scaled
+        (:meth:`_pilot_nodes`).
         """
         if self.available is None:
             return
@@ -879,12 +881,36 @@ class _MemoryBudget:
         k = min(self.m, PILOT_TREES)
         what = (f"growing n_trees={self.m} trees on {self.n} points to lifetime "
                 f"{lifetime:.6g}")
-        if self._pilot_peak(k) > self.available:
+        # The rows of a pilot that does not fit on all of them: drawn by a
+        # generator of its own (the fit's streams stay as they are).
+        per_tree = self._pilot_nodes(X, lifetime, copy_streams(streams[:k]), self.available,
+                                     np.random.default_rng(0), 1)
+        if per_tree is None:
             self._refuse(what, self.peak(bound), self._advice(lifetime))
-        estimate = self.m * self._pilot(X, lifetime, copy_streams(streams[:k]), 1).n_nodes / k
+        estimate = self.m * min(per_tree, 2.0 * leaves - 1.0)
         if self.peak(estimate) > self.available:
             self._refuse(f"{what} (about {estimate:.3g} nodes, estimated from "
                          f"{k} pilot trees)", self.peak(estimate), self._advice(lifetime))
+
+    def _pilot_nodes(self, X: np.ndarray, lifetime: float, streams: list, room: float,
+                     pick: np.random.Generator, n_threads: int) -> float | None:
+        """Nodes a tree of the forest on X is expected to have at
+        ``lifetime``, from pilot trees (one per stream) whose growth fits in
+        ``room`` bytes: on every point if their worst case (2N - 1 nodes a
+        tree) fits, else on as many points as it allows, drawn by ``pick``
+        (at least :data:`PILOT_MIN_ROWS`), their count scaled by N over
+        those points -- an upper bound in expectation, as a tree's leaves
+        are the cells of the Mondrian partition that hold points, whose
+        expected number is concave in the number of points.  None when not
+        even that fits."""
+        k = len(streams)
+        rows = self.n
+        if self._pilot_peak(k) > room:
+            rows = int((room - self.fixed() * k / self.m) / (4.0 * k * node_bytes(self.d)))
+            if rows < PILOT_MIN_ROWS:
+                return None
+            X = X[np.sort(pick.choice(self.n, rows, replace=False))]
+        return self._pilot(X, lifetime, streams, n_threads).n_nodes / k * (self.n / rows)
 
     def _pilot_peak(self, k: int) -> float:
         """Peak bytes of k pilot trees: their share of :meth:`fixed` and at
@@ -1007,20 +1033,12 @@ class _MemoryBudget:
             return self.m
         k = min(self.m, PILOT_TREES)
         rng = check_random_generator(copy.deepcopy(random_state))
-        rows = self.n
-        if self._pilot_peak(k) > share * self.available:
-            # The pilot on as many random points as its worst case (2n - 1
-            # nodes a tree) leaves room for; a tree's leaves are the cells
-            # of the Mondrian partition that hold points, whose expected
-            # number is concave in the number of points (0 at 0), so it
-            # grows at most in proportion to them.
-            rows = int((share * self.available - self.fixed() * k / self.m)
-                       / (4.0 * k * nb))
-            if rows < PILOT_MIN_ROWS:
-                return by_bound     # no room for a pilot: the bound's count
-            X = X[np.sort(rng.choice(self.n, rows, replace=False))]
-        pilot = self._pilot(X, lifetime, rng.bit_generator.spawn(k), min(k, self.n_threads))
-        return count(min(bound, pilot.n_nodes / k * (self.n / rows)))
+        streams = rng.bit_generator.spawn(k)
+        nodes = self._pilot_nodes(X, lifetime, streams, share * self.available, rng,
+                                  min(k, self.n_threads))
+        if nodes is None:
+            return by_bound     # no room for a pilot: the bound's count
+        return count(min(bound, nodes))
 
     def check_extend(self, forest: Forest, lifetime: float, *, copy: bool) -> None:
         """Refuse an extension whose expected size exceeds the available memory.
