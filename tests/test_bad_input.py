@@ -555,26 +555,29 @@ def test_most_trees_fit_in_the_memory_it_is_given(monkeypatch):
 
 
 def test_most_trees_counts_on_a_subsample_when_no_pilot_fits(monkeypatch):
-    # Many points, few cells: the bound on the nodes gives a count below M,
+    # Points near a line in 6 dimensions: the bound on the nodes (4⁶ leaves
+    # a tree at λ = 3) gives a count below M, far above what the trees hold,
     # and two pilot trees' worst case (2N - 1 nodes each) does not fit.  The
     # pilot then grows on as many random points as fit, its nodes scaled by
     # N over them (an upper bound in expectation); without room even for
     # that (PILOT_MIN_ROWS raised past N), the bound's count stands.  Both
-    # are above 0, the pilot's at least the bound's (the bound is looser),
-    # and both are forests the fit's own check accepts.
+    # are above 0, the pilot's at least the bound's (30 and 14 here: the
+    # bound is looser), and both are forests the fit's own check accepts.
     import mondrian.features.mondrian as fm
 
-    Xb = np.random.default_rng(2).random((200_000, 2))
-    monkeypatch.setattr(fm, "available_memory", lambda: 4 * 10**7)
+    rng = np.random.default_rng(3)
+    Xb = rng.random(200_000)[:, None] + 1e-3 * rng.standard_normal((200_000, 6))
+    monkeypatch.setattr(fm, "available_memory", lambda: 12 * 10**7)
     budget = fm._MemoryBudget(Xb, 50, 2)
-    assert budget._pilot_peak(2) > fm.MEMORY_SHARE * 4 * 10**7
-    r = budget.most_trees(Xb, 2.0, np.random.default_rng(0))
+    assert budget._pilot_peak(2) > fm.MEMORY_SHARE * 12 * 10**7
+    r = budget.most_trees(Xb, 3.0, np.random.default_rng(0))
+    MondrianFeatures(n_trees=r, lifetime=3.0, random_state=0, n_jobs=2,
+                     feature_scale=None).fit(Xb)
     monkeypatch.setattr(fm, "PILOT_MIN_ROWS", 10**6)
-    r_bound = budget.most_trees(Xb, 2.0, np.random.default_rng(0))
+    r_bound = budget.most_trees(Xb, 3.0, np.random.default_rng(0))
     assert 0 < r_bound <= r < 50
-    for count in (r, r_bound):
-        MondrianFeatures(n_trees=count, lifetime=2.0, random_state=0, n_jobs=2,
-                         feature_scale=None).fit(Xb)
+    MondrianFeatures(n_trees=r_bound, lifetime=3.0, random_state=0, n_jobs=2,
+                     feature_scale=None).fit(Xb)
 
 
 def test_fit_check_counts_on_a_subsample_when_no_pilot_fits(monkeypatch):

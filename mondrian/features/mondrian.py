@@ -1015,7 +1015,7 @@ class _MemoryBudget:
         """
         if self.available is None or self.m == 0:
             return self.m
-        shared, per_tree = self._fixed_parts()
+        shared, tree_fixed = self._fixed_parts()
         nb = node_bytes(self.d)
         busy = min(self.n_threads, self.m)
         room = share * self.available - shared - busy * float(4 << 20)
@@ -1023,7 +1023,7 @@ class _MemoryBudget:
         def count(nodes: float) -> int:
             # each busy thread also holds a tree in flight, room for twice a
             # tree's nodes (peak)
-            tree = (per_tree + float(bytes_per_tree) + nodes * (nb + float(bytes_per_node)))
+            tree = (tree_fixed + float(bytes_per_tree) + nodes * (nb + float(bytes_per_node)))
             fits = (room - busy * 2.0 * nodes * nb) / tree
             return int(max(0.0, min(float(self.m), math.floor(fits))))
 
